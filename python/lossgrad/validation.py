@@ -1,0 +1,324 @@
+"""aclnn-exact argument validation, driven by the op registry.
+
+Each op lists its checks in its op_api's order (`OpSpec.checks`); the first failing check raises LossGradError with
+aclnn's code (161001 null, 161002 invalid) and a message naming the argument and the rule. Success yields a
+`Call`: the normalised description of the invocation that the golden model, the tiling and every backend consume.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import dtypes as dt
+from .dtypes import DType
+from .errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError, invalid_error, null_error
+from .registry import MAX_RANK, Check, Divisor, EmptyRule, OpSpec, OutputShape, Reduction, get_op
+from .socs import Soc, get_soc
+
+Shape = tuple[int, ...]
+
+_REDUCTION_LABELS = {r.label: r for r in Reduction}
+
+
+@dataclass(frozen=True)
+class Call:
+    """A validated invocation. Arrays are the caller's (never copied here)."""
+
+    op: OpSpec
+    soc: Soc
+    grad: np.ndarray
+    self_: np.ndarray
+    target: np.ndarray
+    reduction: Reduction
+    attrs: Mapping[str, Any]
+    out_shape: Shape
+    out_dtype: DType
+    iter_shape: Shape          # the broadcast space the kernel iterates (== out_shape except for KL)
+    coefficient: float         # reduction coefficient c in float64 (numerator / divisor), sign not included
+    launch: bool               # False: aclnn returns early (empty) and the result needs no kernel
+    dtypes: Mapping[str, DType] = field(default_factory=dict)  # role -> dtype ("grad", "self", "target")
+
+    @property
+    def in_dtypes(self) -> tuple[DType, DType, DType]:
+        return self.dtypes["grad"], self.dtypes["self"], self.dtypes["target"]
+
+
+def broadcast_shapes(a: Shape, b: Shape) -> Shape | None:
+    """NumPy broadcasting of two shapes, or None when they do not broadcast."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(pa, pb):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
+def numel(shape: Shape) -> int:
+    return math.prod(shape)
+
+
+def parse_reduction(op: OpSpec, reduction: Any) -> Reduction:
+    """Strings and aclnn integers; range errors per the op (KL maps unknown integers to none, as aclnn does)."""
+    if isinstance(reduction, str):
+        r = _REDUCTION_LABELS.get(reduction.lower())
+        if r is None:
+            raise invalid_error(f"reduction: unknown value {reduction!r}; expected one of "
+                                f"{', '.join(repr(x.label) for x in op.reductions)} or their integers")
+    elif isinstance(reduction, (numbers.Integral, np.integer)) and not isinstance(reduction, (bool, np.bool_)):
+        value = int(reduction)
+        if value not in set(Reduction):
+            if op.reduction_validated:
+                raise invalid_error(f"reduction: {value} is out of range; {op.aclnn} accepts "
+                                    f"{min(op.reductions).value}..{max(op.reductions).value}")
+            return Reduction.NONE  # KlDivBackward's op_api maps every other value to "none" (ops_semantics §4.2)
+        r = Reduction(value)
+    else:
+        raise invalid_error(f"reduction: expected an int or a string, got {type(reduction).__name__}")
+    if r not in op.reductions:
+        if op.reduction_validated or isinstance(reduction, str):
+            raise invalid_error(f"reduction: {r.label} ({r.value}) is not supported by {op.aclnn}; accepted: "
+                                f"{', '.join(f'{x.label} ({x.value})' for x in op.reductions)}")
+        return Reduction.NONE
+    return r
+
+
+def _as_array(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif isinstance(value, np.generic):
+        arr = np.asarray(value)
+    else:
+        raise invalid_error(f"{name}: expected a numpy.ndarray, got {type(value).__name__}")
+    if dt.from_numpy(arr.dtype) is None:
+        raise invalid_error(f"{name}: dtype {arr.dtype} is not a tensor dtype aclnn accepts")
+    return arr
+
+
+def _fmt(dtypes: tuple[DType, ...]) -> str:
+    return ", ".join(d.label for d in dtypes)
+
+
+class _Validator:
+    """Runs one op's checks in order over the already-typed arguments."""
+
+    def __init__(self, op: OpSpec, soc: Soc, names: dict[str, str], arrays: dict[str, np.ndarray],
+                 out_shape: Shape | None, out_dtype: DType | None, reduction: Any, attrs: dict[str, Any]) -> None:
+        self.op, self.soc, self.names, self.arrays = op, soc, names, arrays
+        self.dtypes = {role: dt.from_numpy(a.dtype) for role, a in arrays.items()}
+        self.given_out_shape, self.given_out_dtype = out_shape, out_dtype
+        self.raw_reduction, self.attrs = reduction, attrs
+        self.supported = op.supported_dtypes(soc.arch.npu_arch)
+        self.reduction: Reduction | None = None
+        self.promoted: DType | None = None
+        self.iter_shape: Shape | None = None
+        self.result_shape: Shape | None = None
+
+    # -- helpers -------------------------------------------------------------------------------------------------
+    def out_dtype(self) -> DType:
+        if self.given_out_dtype is not None:
+            return self.given_out_dtype
+        if self.op.default_out_dtype == "promoted":
+            return self._promoted()
+        return self.dtypes["self"]
+
+    def _promoted(self) -> DType:
+        if self.promoted is None:
+            self.promoted = dt.promote(dt.promote(self.dtypes["grad"], self.dtypes["self"]), self.dtypes["target"])
+        return self.promoted
+
+    def _require_supported(self, role_or_out: str, d: DType) -> None:
+        if d not in self.supported:
+            name = self.op.output_param if role_or_out == "out" else self.names[role_or_out]
+            raise invalid_error(f"{name}: dtype {d.label} is not supported by {self.op.aclnn} on {self.soc.name} "
+                                f"(NpuArch {self.soc.arch.npu_arch}); supported: {_fmt(self.supported)}")
+
+    def _require_cast(self, src: DType, what: str) -> None:
+        dst = self.out_dtype()
+        if not dt.can_cast(src, dst):
+            raise invalid_error(f"{self.op.output_param}: the result ({what}, {src.label}) cannot be cast to the "
+                                f"output dtype {dst.label}")
+
+    # -- checks ---------------------------------------------------------------------------------------------------
+    def check_reduction(self) -> None:
+        self.reduction = parse_reduction(self.op, self.raw_reduction)
+
+    def check_promote(self) -> None:
+        p = self._promoted()
+        if p not in self.supported:
+            g, s, t = (self.dtypes[r].label for r in ("grad", "self", "target"))
+            raise invalid_error(f"{self.names['grad']}/{self.names['self']}/{self.names['target']}: the promoted "
+                                f"dtype of ({g}, {s}, {t}) is {p.label}, which {self.op.aclnn} does not support on "
+                                f"{self.soc.name}; supported: {_fmt(self.supported)}")
+        self._require_cast(p, "promoted dtype")
+        self._require_supported("out", self.out_dtype())
+
+    def check_same_dtype(self) -> None:
+        s = self.dtypes["self"]
+        for role in ("grad", "target"):
+            if self.dtypes[role] != s:
+                raise invalid_error(f"{self.names[role]}: dtype {self.dtypes[role].label} must equal "
+                                    f"{self.names['self']}'s dtype {s.label} ({self.op.aclnn} does not promote)")
+
+    def check_self_out_supported(self) -> None:
+        self._require_supported("self", self.dtypes["self"])
+        self._require_supported("out", self.out_dtype())
+        self._require_cast(self.dtypes["self"], f"{self.names['self']}'s dtype")
+
+    def check_each_supported(self) -> None:
+        for role in ("grad", "self", "target"):
+            self._require_supported(role, self.dtypes[role])
+        self._require_supported("out", self.out_dtype())
+
+    def check_self_casts_to_out(self) -> None:
+        self._require_cast(self.dtypes["self"], f"{self.names['self']}'s dtype")
+
+    def check_rank(self) -> None:
+        ranks = {self.names[r]: a.ndim for r, a in self.arrays.items()}
+        if self.given_out_shape is not None:
+            ranks[self.op.output_param] = len(self.given_out_shape)
+        for name in self.op.rank_checked:
+            if ranks.get(name, 0) > MAX_RANK:
+                raise invalid_error(f"{name}: rank {ranks[name]} exceeds the maximum of {MAX_RANK} dimensions")
+
+    def check_beta(self) -> None:
+        spec = self.op.attr("beta")
+        beta = self.attrs["beta"]
+        if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, (numbers.Real, np.floating, np.integer)):
+            raise invalid_error(f"beta: expected a real number, got {type(beta).__name__}")
+        if math.isnan(float(beta)) or float(beta) < spec.minimum:
+            raise invalid_error(f"beta: must be >= {spec.minimum:g} and not NaN, got {float(beta)!r}")
+
+    def _bshape(self, role: str) -> Shape:
+        return tuple(self.arrays[role].shape)
+
+    def check_broadcast_all(self) -> None:
+        g, s, t = self._bshape("grad"), self._bshape("self"), self._bshape("target")
+        gs = broadcast_shapes(g, s)
+        if gs is None:
+            raise invalid_error(f"{self.names['grad']} shape {g} and {self.names['self']} shape {s} "
+                                f"are not broadcastable")
+        full = broadcast_shapes(gs, t)
+        if full is None:
+            raise invalid_error(f"{self.names['target']} shape {t} is not broadcastable with the broadcast of "
+                                f"{self.names['grad']} and {self.names['self']} {gs}")
+        self._check_out_shape(full, "the broadcast shape of gradient, self and target")
+        self.iter_shape = self.result_shape = full
+
+    def check_kl_shapes(self) -> None:
+        g, s, t = self._bshape("grad"), self._bshape("self"), self._bshape("target")
+        st = broadcast_shapes(s, t)
+        if st is None:
+            raise invalid_error(f"{self.names['self']} shape {s} and {self.names['target']} shape {t} "
+                                f"are not broadcastable")
+        if broadcast_shapes(g, st) != st:
+            raise invalid_error(f"{self.names['grad']} shape {g} must broadcast into broadcast({self.names['self']}, "
+                                f"{self.names['target']}) = {st} without enlarging it")
+        self._check_out_shape(s, f"{self.names['self']}'s shape")
+        self.iter_shape, self.result_shape = st, s
+
+    def _check_out_shape(self, expected: Shape, what: str) -> None:
+        if self.given_out_shape is not None and tuple(self.given_out_shape) != tuple(expected):
+            raise invalid_error(f"{self.op.output_param}: shape {tuple(self.given_out_shape)} must equal {what} "
+                                f"{tuple(expected)}")
+
+    def run(self) -> None:
+        dispatch = {
+            Check.REDUCTION: self.check_reduction, Check.PROMOTE: self.check_promote,
+            Check.SAME_DTYPE: self.check_same_dtype, Check.SELF_OUT_SUPPORTED: self.check_self_out_supported,
+            Check.EACH_SUPPORTED: self.check_each_supported, Check.SELF_CASTS_TO_OUT: self.check_self_casts_to_out,
+            Check.RANK: self.check_rank, Check.BETA: self.check_beta, Check.BROADCAST_ALL: self.check_broadcast_all,
+            Check.KL_SHAPES: self.check_kl_shapes,
+        }
+        for check in self.op.checks:
+            if check is not Check.NULL:
+                dispatch[check]()
+        if self.reduction is None:  # ops whose reduction aclnn never validates still need it parsed
+            self.check_reduction()
+
+
+def _divisor(rule: Divisor, out_shape: Shape, self_shape: Shape, iter_shape: Shape) -> int:
+    if rule is Divisor.OUTPUT_NUMEL:
+        return numel(out_shape)
+    if rule is Divisor.SELF_NUMEL:
+        return numel(self_shape)
+    if rule is Divisor.SELF_TARGET_NUMEL:
+        return numel(iter_shape)
+    if rule is Divisor.SELF_TARGET_DIM0:
+        return iter_shape[0] if iter_shape else 1
+    raise AssertionError(rule)
+
+
+def coefficient(op: OpSpec, reduction: Reduction, out_shape: Shape, self_shape: Shape, iter_shape: Shape) -> float:
+    """The reduction coefficient in float64 (the kernels round it to fp32 once)."""
+    if reduction is Reduction.MEAN:
+        rule = op.mean_divisor
+    elif reduction is Reduction.BATCHMEAN:
+        rule = op.batchmean_divisor
+    else:
+        return op.coefficient
+    n = _divisor(rule, out_shape, self_shape, iter_shape)
+    if n == 0:
+        # aclnn's tiling refuses a mean over an empty space (ops_semantics §1.1/§4.1): ACLNN_ERR_INNER_TILING_ERROR.
+        raise LossGradError(ACLNN_ERR_INNER_TILING_ERROR,
+                            f"reduction {reduction.label}: the divisor ({rule.value}) is 0")
+    return op.coefficient / n
+
+
+def validate(op: "str | OpSpec", grad_output: Any, self_: Any, target: Any, reduction: Any = "mean",
+             attrs: Mapping[str, Any] | None = None, *, out_shape: Shape | None = None,
+             out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None) -> Call:
+    """Validate an invocation exactly as the op's aclnn first stage does; return the normalised Call."""
+    spec = get_op(op)
+    soc_ = get_soc(soc)
+    names = dict(zip(("grad", "self", "target"), spec.aclnn_params[:3]))
+    values = {"grad": grad_output, "self": self_, "target": target}
+    missing = [names[r] for r, v in values.items() if v is None]
+    if missing:
+        raise null_error(f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument)")
+    arrays = {role: _as_array(names[role], v) for role, v in values.items()}
+    full_attrs = {a.name: a.default for a in spec.attrs}
+    for key, value in (attrs or {}).items():
+        if key not in full_attrs:
+            raise invalid_error(f"{key}: {spec.aclnn} has no attribute of that name")
+        full_attrs[key] = value
+    if out_dtype is not None:
+        try:
+            out_dtype = dt.parse(out_dtype)
+        except ValueError:
+            raise invalid_error(f"{spec.output_param}: unknown dtype {out_dtype!r}") from None
+    v = _Validator(spec, soc_, names, arrays, None if out_shape is None else tuple(out_shape), out_dtype,
+                   reduction, full_attrs)
+    v.run()
+    assert v.reduction is not None and v.iter_shape is not None and v.result_shape is not None
+    if "log_target" in full_attrs:
+        full_attrs["log_target"] = bool(full_attrs["log_target"])
+    if "beta" in full_attrs:
+        full_attrs["beta"] = float(full_attrs["beta"])
+    s_shape = tuple(arrays["self"].shape)
+    if spec.empty_rule is EmptyRule.ANY_INPUT:
+        launch = all(a.size for a in arrays.values())
+    else:
+        launch = arrays["self"].size > 0
+    if launch and numel(v.iter_shape) == 0:
+        launch = False  # KL with an empty target broadcast: the sum over no contributions is zero
+    coef = spec.coefficient
+    if launch or (spec.empty_rule is EmptyRule.SELF_ONLY and arrays["self"].size > 0):
+        coef = coefficient(spec, v.reduction, v.result_shape, s_shape, v.iter_shape)
+    return Call(op=spec, soc=soc_, grad=arrays["grad"], self_=arrays["self"], target=arrays["target"],
+                reduction=v.reduction, attrs=full_attrs, out_shape=v.result_shape, out_dtype=v.out_dtype(),
+                iter_shape=v.iter_shape, coefficient=coef, launch=launch,
+                dtypes={role: dt.from_numpy(a.dtype) for role, a in arrays.items()})
+
+
+def kl_output_is_reduced(call: Call) -> bool:
+    """KL only: self is broadcast against target, so contributions are summed back to self's shape."""
+    return call.op.output_shape is OutputShape.SELF and tuple(call.out_shape) != tuple(call.iter_shape)
