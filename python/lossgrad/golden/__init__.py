@@ -1,0 +1,119 @@
+"""The NumPy golden model: the four loss backwards, computed independently of the kernels.
+
+Every entry point validates first (`lossgrad.validation.validate`, so invalid calls raise `LossGradError` with the
+same codes as the kernels) and then evaluates the validated `Call`. Per-op facts (reduction coefficient and divisor,
+output shape, empty rule, dtype promotion) come from the Call and the registry; this package only knows each op's
+per-element formula (`elementwise.py`).
+
+Two evaluation modes (`compute=`):
+- "float64" (default): the exact input values in float64, rounded once (half to even) to the output dtype.
+- "float32": the dtype-faithful mode. Inputs are upcast to float32 and evaluated in float32 in aclnn's kernel
+  operation order; KL's sum over broadcast axes runs in float64 over the float32 contributions; then one rounding to
+  the output dtype. It reproduces float32 intermediate overflow, so fp32-computing kernels match it at NaN/Inf.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..dtypes import DType
+from ..registry import KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD, OpSpec
+from ..socs import Soc
+from ..validation import Call, validate
+from . import elementwise as ew
+from .rounding import round_to
+
+__all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "compute_call",
+           "round_to", "COMPUTE_MODES"]
+
+COMPUTE_MODES = ("float64", "float32")
+
+_FORMULAS: dict[str, tuple[ew.Elementwise, ew.Elementwise]] = {
+    L1_LOSS_BACKWARD.name: (ew.l1_f64, ew.l1_f32),
+    MSE_LOSS_BACKWARD.name: (ew.mse_f64, ew.mse_f32),
+    SMOOTH_L1_LOSS_BACKWARD.name: (ew.smooth_l1_f64, ew.smooth_l1_f32),
+    KL_DIV_BACKWARD.name: (ew.kl_div_f64, ew.kl_div_f32),
+}
+
+_WORK_DTYPE = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
+
+
+def _op_input(call: Call, role: str, arr: np.ndarray) -> np.ndarray:
+    """An input's values as the op sees them, in float64. Float inputs are exact; an integer or bool input is first
+    cast to the promoted dtype, as the op_api does before the kernel (only the promoting ops accept such inputs)."""
+    values = np.asarray(arr).astype(np.float64)
+    if call.dtypes[role].is_float:
+        return values
+    promoted = dt.promote(dt.promote(call.dtypes["grad"], call.dtypes["self"]), call.dtypes["target"])
+    return round_to(values, promoted).astype(np.float64)
+
+
+def _sum_to_shape(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum the axes along which `shape` was broadcast up to `values.shape` (leading extra axes, size-1 axes)."""
+    lead = values.ndim - len(shape)
+    if lead:
+        values = values.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, (n, m) in enumerate(zip(shape, values.shape)) if n == 1 and m != 1)
+    if axes:
+        values = values.sum(axis=axes, keepdims=True)
+    return values.reshape(shape)
+
+
+def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
+    """Evaluate an already-validated Call; a new array of `call.out_shape` and `call.out_dtype`."""
+    if compute not in _WORK_DTYPE:
+        raise ValueError(f"compute: expected one of {', '.join(COMPUTE_MODES)}, got {compute!r}")
+    out_np = call.out_dtype.np_dtype
+    if not call.launch:  # aclnn returns early; an empty output, or zeros when the summed space is empty
+        return np.zeros(call.out_shape, dtype=out_np)
+    work = _WORK_DTYPE[compute]
+    f64, f32 = _FORMULAS[call.op.name]
+    formula = f64 if compute == "float64" else f32
+    inputs = [np.broadcast_to(_op_input(call, role, arr).astype(work), call.iter_shape)
+              for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target))]
+    c = work.type(call.coefficient)  # float32 mode: the kernels hold the coefficient as one float32 scalar
+    with np.errstate(all="ignore"):
+        values = formula(*inputs, c, call.attrs)
+        if tuple(values.shape) != tuple(call.out_shape):
+            values = _sum_to_shape(values.astype(np.float64), tuple(call.out_shape))
+        return np.array(round_to(values, call.out_dtype), order="C")  # ascontiguousarray would make 0-d 1-d
+
+
+def _run(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None,
+         out_dtype: "DType | str | np.dtype | None", soc: "str | Soc | None", compute: str) -> np.ndarray:
+    if compute not in _WORK_DTYPE:
+        raise ValueError(f"compute: expected one of {', '.join(COMPUTE_MODES)}, got {compute!r}")
+    call = validate(op, grad_output, self_, target, reduction, attrs, out_dtype=out_dtype, soc=soc)
+    return compute_call(call, compute)
+
+
+def l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
+                     out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
+                     compute: str = "float64") -> np.ndarray:
+    """Golden aclnnL1LossBackward: sign(self - target) * grad_output * c, over broadcast(grad, self, target)."""
+    return _run(L1_LOSS_BACKWARD, grad_output, self, target, reduction, None, out_dtype, soc, compute)
+
+
+def mse_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
+                      out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
+                      compute: str = "float64") -> np.ndarray:
+    """Golden aclnnMseLossBackward: (self - target) * c * grad_output, with c from the registry (2 or 2/N)."""
+    return _run(MSE_LOSS_BACKWARD, grad_output, self, target, reduction, None, out_dtype, soc, compute)
+
+
+def smooth_l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", beta: float = 1.0, *,
+                            out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
+                            compute: str = "float64") -> np.ndarray:
+    """Golden aclnnSmoothL1LossBackward: f(self - target) * grad_output * c; beta = 0 is L1's sign function."""
+    return _run(SMOOTH_L1_LOSS_BACKWARD, grad_output, self, target, reduction, {"beta": beta}, out_dtype, soc,
+                compute)
+
+
+def kl_div_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", log_target: bool = False, *,
+                    out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
+                    compute: str = "float64") -> np.ndarray:
+    """Golden aclnnKlDivBackward: -T * grad_output * c summed back to self's shape; T = exp(target) if log_target."""
+    return _run(KL_DIV_BACKWARD, grad_output, self, target, reduction, {"log_target": log_target}, out_dtype, soc,
+                compute)

@@ -1,0 +1,92 @@
+"""CANN's precision standards for comparing a result with the golden (ops_semantics §6).
+
+- "experimental" (the ecosystem standard for new contributions): relative error |a - g| / (|g| + 1e-7) over the
+  elements; MERE = its mean, MARE = its max; pass iff MERE < T and MARE < 10 T.
+- "mixed" (mixed-tolerance standard): an element matches when |a - g| <= T + T |g|; pass iff at least 99 % of the
+  elements match and the largest absolute error is <= the dtype's cap.
+
+T is 2^-13 (float32), 2^-10 (float16), 2^-7 (bfloat16). Under both standards NaN and +/-Inf must sit at the same
+positions (with the same Inf sign) as in the golden; the metrics are taken over the positions where the golden is
+finite (an actual NaN/Inf there counts as an infinite error). Both metric sets are always computed; `passed` follows
+the requested standard.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes as dt
+from .dtypes import DType
+
+STANDARDS = ("experimental", "mixed")
+
+THRESHOLDS: dict[DType, float] = {DType.FLOAT32: 2.0 ** -13, DType.FLOAT16: 2.0 ** -10, DType.BFLOAT16: 2.0 ** -7}
+MAX_ABS_CAPS: dict[DType, float] = {DType.FLOAT32: 1e-2, DType.FLOAT16: 1e-1, DType.BFLOAT16: 1e-1}
+MARE_FACTOR = 10.0
+MIXED_MIN_RATIO = 0.99
+REL_EPS = 1e-7  # the standard's denominator guard, |g| + 1e-7
+
+
+@dataclass(frozen=True)
+class Comparison:
+    standard: str
+    dtype: DType
+    count: int                # elements compared
+    mere: float
+    mare: float
+    threshold: float
+    mixed_ratio: float        # fraction of finite-golden elements within atol + rtol |g|
+    max_abs_err: float
+    max_abs_cap: float
+    special_mismatches: int   # positions where NaN/Inf (or the Inf sign) differ
+    passed_experimental: bool
+    passed_mixed: bool
+    passed: bool              # the verdict of `standard`
+
+    def describe(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL"
+        return (f"{verdict} [{self.standard}, {self.dtype.label}, n={self.count}] MERE={self.mere:.3g} "
+                f"MARE={self.mare:.3g} (T={self.threshold:.3g}, MARE<{MARE_FACTOR * self.threshold:.3g}); "
+                f"mixed {self.mixed_ratio:.2%} max|err|={self.max_abs_err:.3g} (cap {self.max_abs_cap:g}); "
+                f"NaN/Inf mismatches={self.special_mismatches}")
+
+
+def _as_f64(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(np.float64)
+
+
+def _special_mismatches(a: np.ndarray, g: np.ndarray) -> int:
+    special = ~np.isfinite(a) | ~np.isfinite(g)
+    same = (np.isnan(a) & np.isnan(g)) | (a == g)  # Inf equals only the same-signed Inf
+    return int(np.count_nonzero(special & ~same))
+
+
+def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standard: str = "experimental") -> Comparison:
+    """Compare `actual` with `golden` (same shape) under CANN's standard for the output dtype."""
+    if standard not in STANDARDS:
+        raise ValueError(f"standard: expected one of {', '.join(STANDARDS)}, got {standard!r}")
+    d = dt.parse(dtype)
+    if d not in THRESHOLDS:
+        raise ValueError(f"dtype: no precision standard for {d.label}; known: {', '.join(x.label for x in THRESHOLDS)}")
+    a, g = _as_f64(actual), _as_f64(golden)
+    if a.shape != g.shape:
+        raise ValueError(f"shape mismatch: actual {a.shape} vs golden {g.shape}")
+    t, cap = THRESHOLDS[d], MAX_ABS_CAPS[d]
+    specials = _special_mismatches(a, g)
+    finite = np.isfinite(g)
+    ga, aa = g[finite], a[finite]
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(np.isfinite(aa), np.abs(aa - ga), np.inf)
+    rel = err / (np.abs(ga) + REL_EPS)
+    n = int(ga.size)
+    mere = float(rel.mean()) if n else 0.0
+    mare = float(rel.max()) if n else 0.0
+    max_abs = float(err.max()) if n else 0.0
+    ratio = float(np.count_nonzero(err <= t + t * np.abs(ga)) / n) if n else 1.0
+    ok_exp = specials == 0 and mere < t and mare < MARE_FACTOR * t
+    ok_mixed = specials == 0 and ratio >= MIXED_MIN_RATIO and max_abs <= cap
+    return Comparison(standard=standard, dtype=d, count=n, mere=mere, mare=mare, threshold=t, mixed_ratio=ratio,
+                      max_abs_err=max_abs, max_abs_cap=cap, special_mismatches=specials,
+                      passed_experimental=bool(ok_exp), passed_mixed=bool(ok_mixed),
+                      passed=bool(ok_exp if standard == "experimental" else ok_mixed))

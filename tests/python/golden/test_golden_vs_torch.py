@@ -1,0 +1,181 @@
+"""The float64 golden model against PyTorch CPU autograd (a test-only oracle) on seeded generated cases.
+
+The oracle upcasts the inputs to float64, runs torch's forward loss (F.l1_loss, F.mse_loss, F.smooth_l1_loss,
+F.kl_div), backpropagates grad_output, and rounds once (half to even) to the output dtype with the test's own
+rounding (`golden_oracle.rne_round`). Where aclnn and PyTorch define the op differently, the oracle is built to
+aclnn's definition explicitly (no tolerance is loosened for it); see `golden_oracle.py` and docs/semantics.md:
+
+(i)   MSE and SmoothL1 mean divide by numel(self) as passed; torch divides by numel of the broadcast (expanded)
+      loss. The oracle rescales torch's mean gradient by numel(broadcast) / numel(self).
+(ii)  L1 mean divides by numel of the broadcast output; the oracle expands self and target to broadcast(grad, self,
+      target) before the torch call (as CANN's own golden does), so torch's mean divides by the same count.
+      aclnn's output is per element of that broadcast (no sum back to self's shape) for L1/MSE/SmoothL1, so the
+      oracle differentiates with respect to the expanded self.
+(iii) SmoothL1 beta = 0: aclnn's function is L1's sign (0 at x == 0); torch's smooth_l1 kernel gives -1 there, so
+      the oracle uses torch's L1 gradient (F.smooth_l1_loss does the same for beta == 0).
+(iv)  KL: the output has self's shape and the contributions are summed over the broadcast axes (autograd does this
+      with a self-shaped leaf); mean divides by numel(broadcast(self, target)) as torch's kl_div 'mean' does;
+      batchmean divides by dim 0 of broadcast(self, target) in aclnn but by self.size(0) in torch, so the oracle
+      takes torch's 'sum' and divides by aclnn's divisor.
+(v)   sign(NaN): aclnn's sign is two comparisons, so a NaN self - target gives 0. The oracle sets self = target = 0
+      at those positions instead of relying on torch's sgn(NaN) (which has changed between versions).
+Also: aclnn multiplies a non-scalar gradOutput elementwise even for mean/sum; torch needs a scalar there, so for
+such cases the oracle reduces the grad-weighted unreduced loss with torch's own mean/sum.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is the test-only oracle for the golden model (pip install torch)")
+
+sys.path.insert(0, str(Path(__file__).parent))
+from golden_cases import OPS, Case, generate  # noqa: E402
+from golden_oracle import rne_round, torch_reference  # noqa: E402
+
+import lossgrad.golden as golden  # noqa: E402
+from lossgrad.precision import compare  # noqa: E402
+
+CASES_PER_OP = 550
+CHUNKS = 8
+MIN_EXACT_FRACTION = 0.99  # float64 golden vs float64 torch: only exact ties can round apart (via 1/N's rounding)
+
+
+def _promote(a: str, b: str) -> str:
+    """aclnn's promotion for the dtypes the generator uses (deduction_relationship.md), restated for the test."""
+    if a == b:
+        return a
+    if "int32" in (a, b):
+        return b if a == "int32" else a
+    return "float32"  # f16+bf16 and anything with f32
+
+
+def expected_out(case: Case) -> tuple[tuple[int, ...], str]:
+    g, s, t = (str(x.dtype) for x in (case.grad, case.self_, case.target))
+    if case.op == "kl_div_backward":
+        return case.self_.shape, case.out_dtype or s
+    shape = tuple(np.broadcast_shapes(case.grad.shape, case.self_.shape, case.target.shape))
+    default = s if case.op == "mse_loss_backward" else _promote(_promote(g, s), t)
+    return shape, case.out_dtype or default
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    elements: int = 0
+    exact: int = 0
+    worst_mere: float = 0.0
+    worst_mare: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+
+def _same_specials(a: np.ndarray, b: np.ndarray) -> bool:
+    return (np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(np.isposinf(a), np.isposinf(b))
+            and np.array_equal(np.isneginf(a), np.isneginf(b)))
+
+
+def check_case(case: Case, tallies: dict[tuple[str, str], Tally]) -> None:
+    shape, out_label = expected_out(case)
+    tally = tallies[(case.op, out_label)]
+    tally.cases += 1
+    fn = getattr(golden, case.op)
+    got = fn(case.grad, case.self_, case.target, case.reduction, **case.golden_kwargs())
+    if got.shape != shape or str(got.dtype) != out_label:
+        tally.failures.append(f"{case.ident}: got {got.shape} {got.dtype}, expected {shape} {out_label}")
+        return
+    ref = rne_round(torch_reference(case.op, case.grad, case.self_, case.target, case.reduction_label,
+                                    beta=case.beta, log_target=case.log_target), out_label)
+    a, r = got.astype(np.float64), ref.astype(np.float64)
+    result = compare(a, r, out_label)
+    tally.elements += a.size
+    tally.exact += int(np.count_nonzero((a == r) | (np.isnan(a) & np.isnan(r))))
+    tally.worst_mere = max(tally.worst_mere, result.mere)
+    tally.worst_mare = max(tally.worst_mare, result.mare)
+    if not result.passed or not _same_specials(a, r):
+        tally.failures.append(f"{case.ident}: {result.describe()}\n  golden={a.ravel()[:8]}\n  torch ={r.ravel()[:8]}")
+    if case.profile in ("normal", "grid") and a.size:
+        # the dtype-faithful float32 mode must meet the same standard where nothing overflows float32
+        faithful = fn(case.grad, case.self_, case.target, case.reduction, compute="float32", **case.golden_kwargs())
+        f32 = compare(faithful, r, out_label)
+        if not f32.passed:
+            tally.failures.append(f"{case.ident} [compute=float32]: {f32.describe()}")
+
+
+def run_chunk(op: str, chunk: int) -> dict[tuple[str, str], Tally]:
+    tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    for case in generate(op, CASES_PER_OP)[chunk::CHUNKS]:
+        check_case(case, tallies)
+    return tallies
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+@pytest.mark.parametrize("op", OPS)
+def test_golden_matches_torch(op: str, chunk: int) -> None:
+    tallies = run_chunk(op, chunk)
+    failures = [f for t in tallies.values() for f in t.failures]
+    assert not failures, f"{len(failures)} failing cases:\n" + "\n".join(failures[:10])
+    elements = sum(t.elements for t in tallies.values())
+    exact = sum(t.exact for t in tallies.values())
+    assert elements > 0
+    assert exact / elements >= MIN_EXACT_FRACTION, f"only {exact}/{elements} elements bit-identical after rounding"
+
+
+def test_generated_cases_cover_the_matrix() -> None:
+    cases = [c for op in OPS for c in generate(op, CASES_PER_OP)]
+    assert len(cases) >= 2000
+    def seen(pred) -> int:  # noqa: E306
+        return sum(1 for c in cases if pred(c))
+    for op in OPS:
+        reductions = {c.reduction_label for c in cases if c.op == op}
+        assert reductions == ({"none", "mean", "sum", "batchmean"} if op == "kl_div_backward" else
+                              {"none", "mean", "sum"}), op
+    for label in ("float32", "float16", "bfloat16"):
+        assert seen(lambda c: str(c.self_.dtype) == label) > 100
+        assert seen(lambda c: c.out_dtype == label) > 100
+    assert seen(lambda c: len({str(c.grad.dtype), str(c.self_.dtype), str(c.target.dtype)}) > 1) > 100
+    assert seen(lambda c: c.grad.ndim == 0 and c.self_.ndim > 0) > 50
+    assert seen(lambda c: c.grad.shape == (1,)) > 50
+    assert seen(lambda c: c.grad.ndim == c.self_.ndim == c.target.ndim == 0) > 20
+    assert seen(lambda c: max(c.grad.ndim, c.self_.ndim, c.target.ndim) == 8) > 50
+    assert seen(lambda c: min(c.grad.size, c.self_.size, c.target.size) == 0) > 50
+    assert seen(lambda c: c.op == "kl_div_backward" and c.self_.size and not c.target.size) > 5
+    assert seen(lambda c: c.self_.shape != np.broadcast_shapes(c.self_.shape, c.target.shape)) > 200
+    assert seen(lambda c: any(not a.flags.c_contiguous for a in (c.grad, c.self_, c.target))) > 300
+    assert seen(lambda c: any(0 in a.strides and a.size > 1 for a in (c.grad, c.self_, c.target))) > 50
+    for profile in ("special", "huge", "tiny", "grid"):
+        assert seen(lambda c: c.profile == profile) > 150
+    for beta in (1.0, 0.5, 2.0 ** -20, 0.0):
+        assert seen(lambda c: c.op == "smooth_l1_loss_backward" and c.beta == beta) > 50
+    assert seen(lambda c: c.op == "kl_div_backward" and c.log_target) > 150
+    assert seen(lambda c: c.op == "kl_div_backward" and not c.log_target) > 150
+
+
+def summary() -> str:
+    """Per op and output dtype: cases, worst MERE/MARE, bit-identical fraction (run this file as a script)."""
+    totals: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    for op in OPS:
+        for chunk in range(CHUNKS):
+            for key, t in run_chunk(op, chunk).items():
+                acc = totals[key]
+                acc.cases += t.cases
+                acc.elements += t.elements
+                acc.exact += t.exact
+                acc.worst_mere = max(acc.worst_mere, t.worst_mere)
+                acc.worst_mare = max(acc.worst_mare, t.worst_mare)
+                acc.failures += t.failures
+    lines = [f"{'op':26} {'out':9} {'cases':>5} {'elements':>8} {'identical':>9} {'worst MERE':>11} {'worst MARE':>11}"]
+    for (op, label), t in sorted(totals.items()):
+        ident = t.exact / t.elements if t.elements else math.nan
+        lines.append(f"{op:26} {label:9} {t.cases:5d} {t.elements:8d} {ident:9.5%} {t.worst_mere:11.3g} "
+                     f"{t.worst_mare:11.3g}" + (f"  FAILURES {len(t.failures)}" if t.failures else ""))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(summary())
