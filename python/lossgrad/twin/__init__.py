@@ -1,0 +1,206 @@
+"""The twin: a strict host implementation of the Ascend C vector API, with a launcher and counters.
+
+    report = lossgrad.twin.run_kernel(source, kernel_name, block_dim, args, soc="Ascend910B1")
+
+compiles `source` (an Ascend C kernel including "kernel_operator.h") with g++ against the twin headers for the SoC's
+architecture, runs `block_dim` simulated cores one after another, writes GM buffers back into the NumPy arrays, and
+returns a `Report` with per-core counters. Any violated rule raises `KernelFault` naming the core, API and rule; a
+kernel that does not compile for the architecture raises `TwinCompileError`. See docs/twin.md.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..socs import Soc, get_soc
+from .build import TwinCompileError, build, clear_cache
+
+__all__ = ["run_kernel", "KernelFault", "TwinCompileError", "Report", "CoreReport", "BufferReport", "clear_cache"]
+
+
+class KernelFault(RuntimeError):
+    """A kernel broke a rule of the Ascend C API or of the hardware; `core` and `api` locate it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.core: int | None = None
+        self.api: str | None = None
+        parts = message.split(": ", 2)
+        if len(parts) >= 2 and parts[0].startswith("core "):
+            try:
+                self.core = int(parts[0][5:])
+            except ValueError:
+                pass
+            self.api = parts[1]
+
+
+@dataclass(frozen=True)
+class ApiCount:
+    calls: int
+    repeats: int   # 256-byte vector repeats (hardware instructions)
+    elements: int
+
+
+@dataclass(frozen=True)
+class CoreReport:
+    index: int
+    gm_read_bytes: int
+    gm_write_bytes: int
+    scalar_gm_reads: int
+    scalar_gm_writes: int
+    data_copy_calls: int
+    data_copy_pad_calls: int
+    ub_peak_bytes: int
+    tiles: int
+    vec_repeats: int
+    vec_elements: int
+    copy_count: int
+    copy_bytes_min: int
+    copy_bytes_max: int
+    copies_below_16k: int
+    api: Mapping[str, ApiCount]
+
+
+@dataclass(frozen=True)
+class CoreBufferAccess:
+    read: int
+    read_distinct: int
+    write: int
+    write_distinct: int
+    write_ranges: tuple[tuple[int, int], ...]  # merged byte ranges this core wrote (may be truncated)
+    write_ranges_truncated: bool
+
+
+@dataclass(frozen=True)
+class BufferReport:
+    index: int
+    size: int
+    read_distinct: int
+    write_distinct: int
+    by_core: tuple[CoreBufferAccess, ...]
+
+    @property
+    def read_bytes(self) -> int:
+        return sum(c.read for c in self.by_core)
+
+    @property
+    def write_bytes(self) -> int:
+        return sum(c.write for c in self.by_core)
+
+
+@dataclass(frozen=True)
+class Report:
+    kernel: str
+    soc: str
+    block_dim: int
+    cores: tuple[CoreReport, ...]
+    buffers: tuple[BufferReport, ...]
+    ub_kernel_bytes: int
+    run_seconds: float
+    compile_seconds: float
+    cached: bool
+    raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def gm_read_bytes(self) -> int:
+        return sum(c.gm_read_bytes for c in self.cores)
+
+    @property
+    def gm_write_bytes(self) -> int:
+        return sum(c.gm_write_bytes for c in self.cores)
+
+    @property
+    def vec_repeats(self) -> int:
+        return sum(c.vec_repeats for c in self.cores)
+
+    def api_totals(self) -> dict[str, ApiCount]:
+        out: dict[str, list[int]] = {}
+        for c in self.cores:
+            for name, a in c.api.items():
+                acc = out.setdefault(name, [0, 0, 0])
+                acc[0] += a.calls
+                acc[1] += a.repeats
+                acc[2] += a.elements
+        return {k: ApiCount(*v) for k, v in sorted(out.items())}
+
+
+def _parse(raw: Mapping[str, Any], kernel: str, soc: Soc, compile_s: float, cached: bool) -> Report:
+    cores = tuple(
+        CoreReport(
+            index=c["core"], gm_read_bytes=c["gm_read_bytes"], gm_write_bytes=c["gm_write_bytes"],
+            scalar_gm_reads=c["scalar_gm_reads"], scalar_gm_writes=c["scalar_gm_writes"],
+            data_copy_calls=c["data_copy_calls"], data_copy_pad_calls=c["data_copy_pad_calls"],
+            ub_peak_bytes=c["ub_peak_bytes"], tiles=c["tiles"], vec_repeats=c["vec_repeats"],
+            vec_elements=c["vec_elements"], copy_count=c["copy_bytes"]["count"],
+            copy_bytes_min=c["copy_bytes"]["min"], copy_bytes_max=c["copy_bytes"]["max"],
+            copies_below_16k=c["copy_bytes"]["below_16k"],
+            api={k: ApiCount(*v) for k, v in c["api"].items()})
+        for c in raw["cores"])
+    buffers = tuple(
+        BufferReport(index=i, size=b["size"], read_distinct=b["read_distinct"], write_distinct=b["write_distinct"],
+                     by_core=tuple(CoreBufferAccess(read=a["read"], read_distinct=a["read_distinct"],
+                                                    write=a["write"], write_distinct=a["write_distinct"],
+                                                    write_ranges=tuple(tuple(r) for r in a["write_ranges"]),
+                                                    write_ranges_truncated=a["write_ranges_truncated"])
+                                   for a in b["by_core"]))
+        for i, b in enumerate(raw["buffers"]))
+    return Report(kernel=kernel, soc=soc.name, block_dim=raw["block_dim"], cores=cores, buffers=buffers,
+                  ub_kernel_bytes=raw["ub_kernel_bytes"], run_seconds=raw["seconds"], compile_seconds=compile_s,
+                  cached=cached, raw=raw)
+
+
+_LIBS: dict[str, ctypes.CDLL] = {}
+
+
+def _load(path: str) -> ctypes.CDLL:
+    lib = _LIBS.get(path)
+    if lib is None:
+        lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+        lib.twin_launch.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
+                                    ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64]
+        lib.twin_launch.restype = ctypes.c_int
+        lib.twin_result.restype = ctypes.c_char_p
+        _LIBS[path] = lib
+    return lib
+
+
+def _gm_buffer(i: int, arg: Any) -> np.ndarray:
+    if isinstance(arg, (bytes, bytearray, memoryview)):
+        buf = np.frombuffer(bytes(arg), dtype=np.uint8).copy()
+        return buf if buf.size else np.zeros(1, np.uint8)[:0]
+    if isinstance(arg, np.ndarray):
+        if not arg.flags.c_contiguous:
+            raise ValueError(f"args[{i}]: GM buffers must be C-contiguous arrays")
+        if not arg.flags.writeable:
+            raise ValueError(f"args[{i}]: GM buffers must be writeable (they are written back in place)")
+        return arg
+    raise TypeError(f"args[{i}]: expected a numpy array or bytes, got {type(arg).__name__}")
+
+
+def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: int, args: Sequence[Any], *,
+               soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
+               defines: Mapping[str, object] | None = None, tiling_key: int = 0) -> Report:
+    """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture."""
+    soc_ = get_soc(soc)
+    if not 1 <= int(block_dim) <= 65535:
+        raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
+    t0 = time.perf_counter()
+    built = build(source, kernel_name, len(args), soc_, include_dirs, defines)
+    compile_s = time.perf_counter() - t0
+    lib = _load(str(built.path))
+    buffers = [_gm_buffer(i, a) for i, a in enumerate(args)]
+    # Zero-length buffers still need a distinct, non-null address for the kernel.
+    keep = [b if b.nbytes else np.zeros(1, np.uint8) for b in buffers]
+    ptrs = (ctypes.c_void_p * max(1, len(keep)))(*[b.ctypes.data for b in keep])
+    sizes = (ctypes.c_uint64 * max(1, len(keep)))(*[b.nbytes for b in buffers])
+    status = lib.twin_launch(int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
+    raw = json.loads(lib.twin_result().decode())
+    if status != 0:
+        raise KernelFault(raw["fault"])
+    return _parse(raw, kernel_name, soc_, compile_s, built.cached)

@@ -1,0 +1,294 @@
+// Twin runtime state: simulated cores, GM buffers, UB with an initialisation shadow, pipe hazard tracking, faults and
+// counters. Header-only (C++17 inline variables); one Runtime per loaded kernel library.
+#pragma once
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config.h"
+
+namespace twin {
+
+// ----------------------------------------------------------------------------------------------------------------
+// Faults
+// ----------------------------------------------------------------------------------------------------------------
+
+// Thrown at the first violated rule; the launcher turns it into lossgrad.twin.KernelFault.
+struct KernelFaultError : std::runtime_error {
+    explicit KernelFaultError(const std::string& m) : std::runtime_error(m) {}
+};
+
+inline std::string Format(const char* fmt, va_list ap) {
+    char buf[1024];
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    return buf;
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// Pipes (for hazard tracking). Only the pipes a vector kernel uses are modelled.
+// ----------------------------------------------------------------------------------------------------------------
+enum PipeId : int { P_S = 0, P_V = 1, P_MTE2 = 2, P_MTE3 = 3, P_COUNT = 4, P_OTHER = 5 };
+inline const char* PipeName(int p) {
+    static const char* names[] = {"S", "V", "MTE2", "MTE3", "?", "other"};
+    return names[p];
+}
+
+// Per 32-byte UB block: who wrote it last and when each pipe last read it (sequence numbers per pipe).
+struct BlockState {
+    uint64_t wseq = 0;
+    uint64_t rseq[P_COUNT] = {0, 0, 0, 0};
+    int8_t wpipe = -1;
+    uint16_t wapi = 0;
+    uint16_t rapi[P_COUNT] = {0, 0, 0, 0};
+};
+
+// ----------------------------------------------------------------------------------------------------------------
+// Counters
+// ----------------------------------------------------------------------------------------------------------------
+struct ApiCount {
+    uint64_t calls = 0;
+    uint64_t repeats = 0;   // hardware instructions: 256-byte repeats issued
+    uint64_t elements = 0;  // elements processed
+};
+
+struct CoreCounters {
+    uint64_t gmReadBytes = 0, gmWriteBytes = 0;
+    uint64_t scalarGmReads = 0, scalarGmWrites = 0;
+    uint64_t dataCopyCalls = 0, dataCopyPadCalls = 0;
+    uint64_t ubPeakBytes = 0;
+    uint64_t tiles = 0;  // EnQue calls on VECOUT queues: one per pipeline tile of output
+    uint64_t vecRepeats = 0, vecElements = 0;
+    std::map<std::string, ApiCount> api;
+    std::vector<uint64_t> dataCopyBytes;  // bytes moved per DataCopy/DataCopyPad call (GM side), in call order
+};
+
+// ----------------------------------------------------------------------------------------------------------------
+// GM buffers passed by the host (exact bounds, access intervals for read-once and cross-core overlap checks)
+// ----------------------------------------------------------------------------------------------------------------
+struct Interval {
+    uint64_t begin, end;  // byte offsets within the buffer
+    int32_t core;
+};
+
+struct GmBuffer {
+    uint8_t* base = nullptr;
+    uint64_t size = 0;
+    std::vector<Interval> reads, writes;
+};
+
+// ----------------------------------------------------------------------------------------------------------------
+// UB slots: every buffer handed out by TPipe (a TQue buffer or a TBuf), with its ownership state.
+// ----------------------------------------------------------------------------------------------------------------
+enum class SlotState : uint8_t { FREE, ALLOCATED, ENQUEUED, DEQUEUED, TBUF };
+
+struct Slot {
+    uint32_t addr = 0, len = 0;
+    uint8_t pos = 0;            // TPosition value
+    SlotState state = SlotState::FREE;
+    uint32_t epoch = 0;         // renewed on alloc/free so stale LocalTensor handles are caught
+    const void* owner = nullptr;
+    uint64_t freeRecord = 0;    // producer-side sequence recorded at FreeTensor (WAR sync for the next AllocTensor)
+};
+
+struct Flag {
+    bool set = false;
+    uint64_t seq = 0;
+};
+
+struct CoreState {
+    int32_t idx = 0, num = 1;
+    std::vector<uint8_t> ub, init;     // UB bytes and a per-byte "written since allocation" shadow
+    std::vector<BlockState> blocks;    // per 32-byte block hazard state
+    uint64_t seq[P_COUNT] = {1, 1, 1, 1};
+    uint64_t sync[P_COUNT][P_COUNT] = {};  // sync[P][Q]: ops of pipe P with seq <= value are visible to pipe Q
+    std::vector<Slot> slots;
+    const void* pipe = nullptr;        // the live TPipe
+    uint32_t poolCursor = 0;           // bump allocator inside the TPipe pool
+    uint32_t buffersUsed = 0;          // InitBuffer buffers (limit 64)
+    std::map<int, Flag> flags;         // key: event * 16 + id
+    std::map<int, bool> allocatedEvents;  // key: event * 16 + id (AllocEventID without ReleaseEventID)
+    bool padValueSet = false;
+    uint64_t padValueBits = 0;
+    uint32_t padValueSize = 0;
+    uint32_t epochs = 0;               // epoch source: never reused within a launch
+    CoreCounters counters;
+};
+
+struct Runtime {
+    std::vector<GmBuffer> gm;
+    std::vector<CoreCounters> perCore;
+    CoreState* core = nullptr;
+    std::string pendingFault;  // first fault recorded where throwing is impossible (destructors)
+    uint64_t tilingKey = 0;
+    std::vector<std::string> apiNames{"?"};
+    uint16_t ApiId(const char* name) {
+        for (size_t i = 0; i < apiNames.size(); ++i)
+            if (apiNames[i] == name) return static_cast<uint16_t>(i);
+        apiNames.emplace_back(name);
+        return static_cast<uint16_t>(apiNames.size() - 1);
+    }
+};
+
+inline Runtime& Rt() {
+    static Runtime r;
+    return r;
+}
+
+inline CoreState& Core() {
+    CoreState* c = Rt().core;
+    if (c == nullptr) throw KernelFaultError("twin: Ascend C API used outside a kernel launch");
+    return *c;
+}
+
+[[noreturn]] inline void Fault(const char* api, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::string detail = Format(fmt, ap);
+    va_end(ap);
+    int core = Rt().core ? Rt().core->idx : -1;
+    char head[128];
+    std::snprintf(head, sizeof head, "core %d: %s: ", core, api);
+    throw KernelFaultError(head + detail);
+}
+
+// Record a fault where an exception cannot propagate (destructors). The launcher raises it after the core returns.
+inline void DeferFault(const char* api, const char* fmt, ...) {
+    if (!Rt().pendingFault.empty()) return;
+    va_list ap;
+    va_start(ap, fmt);
+    std::string detail = Format(fmt, ap);
+    va_end(ap);
+    int core = Rt().core ? Rt().core->idx : -1;
+    char head[128];
+    std::snprintf(head, sizeof head, "core %d: %s: ", core, api);
+    Rt().pendingFault = head + detail;
+}
+
+inline CoreCounters& Counters() { return Core().counters; }
+
+inline uint32_t NewEpoch() { return ++Core().epochs; }
+
+inline void CountApi(const char* api, uint64_t repeats, uint64_t elements) {
+    CoreCounters& c = Counters();
+    ApiCount& a = c.api[api];
+    a.calls += 1;
+    a.repeats += repeats;
+    a.elements += elements;
+    c.vecRepeats += repeats;
+    c.vecElements += elements;
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// GM access
+// ----------------------------------------------------------------------------------------------------------------
+
+// Index of the host GM buffer containing [p, p + bytes), or a fault naming the nearest buffer.
+inline int FindGm(const char* api, const void* p, uint64_t bytes) {
+    const auto* q = static_cast<const uint8_t*>(p);
+    const auto& gm = Rt().gm;
+    for (size_t i = 0; i < gm.size(); ++i) {
+        const GmBuffer& b = gm[i];
+        if (q >= b.base && q <= b.base + b.size) {
+            uint64_t off = static_cast<uint64_t>(q - b.base);
+            if (off + bytes > b.size)
+                Fault(api, "GM access [%llu, %llu) past the end of GM argument %zu (%llu bytes)",
+                      (unsigned long long)off, (unsigned long long)(off + bytes), i, (unsigned long long)b.size);
+            return static_cast<int>(i);
+        }
+    }
+    Fault(api, "address %p is not inside any GM buffer the host passed", p);
+}
+
+inline void RecordGm(int buf, const void* p, uint64_t bytes, bool write) {
+    if (bytes == 0) return;
+    GmBuffer& b = Rt().gm[buf];
+    uint64_t off = static_cast<uint64_t>(static_cast<const uint8_t*>(p) - b.base);
+    Interval iv{off, off + bytes, Core().idx};
+    std::vector<Interval>& list = write ? b.writes : b.reads;
+    // Coalesce with the previous access of the same core when contiguous (keeps the lists short).
+    if (!list.empty() && list.back().core == iv.core && list.back().end == iv.begin) {
+        list.back().end = iv.end;
+    } else {
+        list.push_back(iv);
+    }
+    CoreCounters& c = Counters();
+    (write ? c.gmWriteBytes : c.gmReadBytes) += bytes;
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// UB access: bounds, alignment, initialisation and pipe hazards
+// ----------------------------------------------------------------------------------------------------------------
+
+inline void PoisonUb(uint32_t addr, uint32_t len) {
+    CoreState& c = Core();
+    std::memset(c.ub.data() + addr, 0xFF, len);   // NaN pattern for every float type
+    std::memset(c.init.data() + addr, 0, len);
+}
+
+inline void MarkInit(uint32_t addr, uint32_t len) { std::memset(Core().init.data() + addr, 1, len); }
+
+inline void RequireInit(const char* api, const char* operand, uint32_t addr, uint32_t len) {
+    const uint8_t* s = Core().init.data() + addr;
+    const void* hole = std::memchr(s, 0, len);
+    if (hole != nullptr) {
+        uint32_t at = addr + static_cast<uint32_t>(static_cast<const uint8_t*>(hole) - s);
+        Fault(api, "%s reads UB byte 0x%x that was never written since its buffer was allocated "
+                   "(uninitialised data; on hardware this is stale garbage)", operand, at);
+    }
+}
+
+// Record an access of `pipe` to UB [addr, addr+len) and fault on a missing cross-pipe synchronisation.
+inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool write) {
+    if (len == 0) return;
+    CoreState& c = Core();
+    uint16_t id = Rt().ApiId(api);
+    uint64_t now = c.seq[pipe];
+    for (uint32_t b = addr / 32, e = (addr + len + 31) / 32; b < e; ++b) {
+        BlockState& s = c.blocks[b];
+        if (s.wpipe >= 0 && s.wpipe != pipe && s.wseq > c.sync[s.wpipe][pipe]) {
+            Fault(api, "%s of UB block 0x%x by pipe %s races with the earlier write by %s on pipe %s: "
+                       "no %s->%s synchronisation (EnQue/DeQue, or SetFlag/WaitFlag<HardEvent::%s_%s>)",
+                  write ? "write" : "read", b * 32, PipeName(pipe), Rt().apiNames[s.wapi].c_str(),
+                  PipeName(s.wpipe), PipeName(s.wpipe), PipeName(pipe), PipeName(s.wpipe), PipeName(pipe));
+        }
+        if (write) {
+            for (int r = 0; r < P_COUNT; ++r) {
+                if (r != pipe && s.rseq[r] > c.sync[r][pipe]) {
+                    Fault(api, "write of UB block 0x%x by pipe %s races with the earlier read by %s on pipe %s: "
+                               "no %s->%s synchronisation (FreeTensor/AllocTensor, or "
+                               "SetFlag/WaitFlag<HardEvent::%s_%s>)",
+                          b * 32, PipeName(pipe), Rt().apiNames[s.rapi[r]].c_str(), PipeName(r), PipeName(r),
+                          PipeName(pipe), PipeName(r), PipeName(pipe));
+                }
+            }
+            s.wpipe = static_cast<int8_t>(pipe);
+            s.wseq = now;
+            s.wapi = id;
+        } else {
+            s.rseq[pipe] = now;
+            s.rapi[pipe] = id;
+        }
+    }
+}
+
+inline void NextOp(int pipe) { Core().seq[pipe] += 1; }
+
+inline void SyncPipes(int from, int to, uint64_t seq) {
+    uint64_t& s = Core().sync[from][to];
+    if (seq > s) s = seq;
+}
+
+inline void BarrierAll() {
+    CoreState& c = Core();
+    for (int p = 0; p < P_COUNT; ++p)
+        for (int q = 0; q < P_COUNT; ++q) c.sync[p][q] = c.seq[p];
+}
+
+}  // namespace twin

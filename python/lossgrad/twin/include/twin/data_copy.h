@@ -1,0 +1,276 @@
+// DataCopy (contiguous and DataCopyParams forms, GM<->UB and UB->UB), DataCopyPad and SetPadValue.
+//
+// Stricter than hardware: a DataCopy whose byte count is not a multiple of 32 faults (hardware silently drops the
+// tail); DataCopyPad does not exist on 2002/1001 (compile error); bytes DataCopyPad leaves as "dummy" stay
+// uninitialised, so a kernel that reads them faults.
+#pragma once
+
+#include "pipe.h"
+
+namespace AscendC {
+
+struct DataCopyParams {
+    DataCopyParams() {}
+    DataCopyParams(const uint16_t count, const uint16_t len, const uint16_t srcStrideIn, const uint16_t dstStrideIn)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
+    uint16_t blockCount = 1;
+    uint16_t blockLen = 0;
+    union {
+        uint16_t srcGap = 0;
+        uint16_t srcStride;
+    };
+    union {
+        uint16_t dstGap = 0;
+        uint16_t dstStride;
+    };
+};
+
+#if __NPU_ARCH__ == 3510
+using TwinStride = int64_t;
+#else
+using TwinStride = uint32_t;
+#endif
+
+struct DataCopyExtParams {
+    DataCopyExtParams() {}
+    DataCopyExtParams(const uint16_t count, const uint32_t len, const TwinStride srcStrideIn,
+                      const TwinStride dstStrideIn, const uint32_t rsvIn)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
+    uint16_t blockCount = 1;
+    uint32_t blockLen = 0;
+    TwinStride srcStride = 0;
+    TwinStride dstStride = 0;
+    uint32_t rsv = 0;
+};
+
+template <typename T> struct DataCopyPadExtParams {
+    DataCopyPadExtParams() {}
+    DataCopyPadExtParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue, T padValue)
+        : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue) {}
+    bool isPad = false;
+    uint8_t leftPadding = 0;
+    uint8_t rightPadding = 0;
+    T paddingValue{};
+};
+
+enum class PaddingMode : uint8_t { Normal = 0, Compact };
+
+}  // namespace AscendC
+
+namespace twin {
+
+template <typename T> constexpr bool kCopyDtypeOk =
+    std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value || std::is_same<T, int16_t>::value ||
+    std::is_same<T, uint16_t>::value || std::is_same<T, half>::value || std::is_same<T, int32_t>::value ||
+    std::is_same<T, uint32_t>::value || std::is_same<T, float>::value || std::is_same<T, int64_t>::value ||
+    std::is_same<T, uint64_t>::value || std::is_same<T, double>::value ||
+    (std::is_same<T, bfloat16_t>::value && kBf16Io);
+
+template <typename T> inline void CheckCopyType() {
+    static_assert(kCopyDtypeOk<T>, "DataCopy/DataCopyPad: element type not supported on this architecture "
+                                   "(bfloat16_t needs NpuArch 2201 or 3510)");
+}
+
+inline void CountCopy(bool pad, uint64_t bytes) {
+    CoreCounters& c = Counters();
+    (pad ? c.dataCopyPadCalls : c.dataCopyCalls) += 1;
+    c.dataCopyBytes.push_back(bytes);
+}
+
+// GM -> UB: `blocks` blocks of `blockBytes`; GM blocks `srcGapBytes` apart (end to start), UB blocks at `dstPitch`.
+template <typename T>
+inline void GmToUb(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src,
+                   uint32_t blocks, uint64_t blockBytes, uint64_t srcGapBytes, uint64_t dstPitch) {
+    if (blocks == 0 || blockBytes == 0) return;
+    uint64_t ubBytes = (blocks - 1) * dstPitch + blockBytes;
+    RequireOperand(api, "dst", dst.TwinRef(), ubBytes);
+    if (reinterpret_cast<uintptr_t>(src.GetPhyAddr()) % sizeof(T) != 0)
+        Fault(api, "GM source address is not aligned to the element size");
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        uint64_t srcOff = b * (blockBytes + srcGapBytes);
+        if (srcOff % sizeof(T) != 0) Fault(api, "GM block offset %llu is not a whole element", (unsigned long long)srcOff);
+        const T* p = src.Check(api, srcOff / sizeof(T), blockBytes / sizeof(T), false);
+        uint32_t ua = dst.TwinRef().addr + static_cast<uint32_t>(b * dstPitch);
+        UbWrite(api, P_MTE2, ua, static_cast<uint32_t>(blockBytes));
+        std::memcpy(Core().ub.data() + ua, p, blockBytes);
+        total += blockBytes;
+    }
+    NextOp(P_MTE2);
+    CountCopy(false, total);
+}
+
+template <typename T>
+inline void UbToGm(const char* api, const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                   uint32_t blocks, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstGapBytes, bool pad) {
+    if (blocks == 0 || blockBytes == 0) return;
+    uint64_t ubBytes = (blocks - 1) * srcPitch + blockBytes;
+    RequireOperand(api, "src", src.TwinRef(), ubBytes);
+    if (reinterpret_cast<uintptr_t>(dst.GetPhyAddr()) % sizeof(T) != 0)
+        Fault(api, "GM destination address is not aligned to the element size");
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        uint32_t ua = src.TwinRef().addr + static_cast<uint32_t>(b * srcPitch);
+        UbRead(api, "src", P_MTE3, ua, static_cast<uint32_t>(blockBytes));
+        uint64_t dstOff = b * (blockBytes + dstGapBytes);
+        if (dstOff % sizeof(T) != 0) Fault(api, "GM block offset %llu is not a whole element", (unsigned long long)dstOff);
+        T* p = const_cast<T*>(dst.Check(api, dstOff / sizeof(T), blockBytes / sizeof(T), true));
+        std::memcpy(p, Core().ub.data() + ua, blockBytes);
+        total += blockBytes;
+    }
+    NextOp(P_MTE3);
+    CountCopy(pad, total);
+}
+
+}  // namespace twin
+
+namespace AscendC {
+
+// ---- DataCopy, contiguous (level 2) ----------------------------------------------------------------------------
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
+    twin::CheckCopyType<T>();
+    uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    if (bytes % twin::kBlock != 0)
+        twin::Fault("DataCopy", "%u elements = %llu bytes is not a multiple of 32 (hardware silently drops the "
+                                "tail; use DataCopyPad or a tail strategy)", count, (unsigned long long)bytes);
+    twin::GmToUb("DataCopy", dst, src, 1, bytes, 0, bytes);
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+    twin::CheckCopyType<T>();
+    uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    if (bytes % twin::kBlock != 0)
+        twin::Fault("DataCopy", "%u elements = %llu bytes is not a multiple of 32 (hardware silently drops the "
+                                "tail; use DataCopyPad or a tail strategy)", count, (unsigned long long)bytes);
+    twin::UbToGm("DataCopy", dst, src, 1, bytes, bytes, 0, false);
+}
+
+// ---- DataCopy with DataCopyParams: lengths and gaps in 32-byte blocks on both sides --------------------------------
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
+    twin::CheckCopyType<T>();
+    if (p.blockCount > 4095) twin::Fault("DataCopy", "blockCount %u exceeds 4095", p.blockCount);
+    uint64_t len = static_cast<uint64_t>(p.blockLen) * twin::kBlock;
+    twin::GmToUb("DataCopy", dst, src, p.blockCount, len, static_cast<uint64_t>(p.srcGap) * twin::kBlock,
+                 len + static_cast<uint64_t>(p.dstGap) * twin::kBlock);
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    twin::CheckCopyType<T>();
+    if (p.blockCount > 4095) twin::Fault("DataCopy", "blockCount %u exceeds 4095", p.blockCount);
+    uint64_t len = static_cast<uint64_t>(p.blockLen) * twin::kBlock;
+    twin::UbToGm("DataCopy", dst, src, p.blockCount, len, len + static_cast<uint64_t>(p.srcGap) * twin::kBlock,
+                 static_cast<uint64_t>(p.dstGap) * twin::kBlock, false);
+}
+
+// ---- DataCopy UB -> UB (runs on the vector pipe) -----------------------------------------------------------------
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    const char* api = "DataCopy(UB->UB)";
+    uint64_t len = static_cast<uint64_t>(p.blockLen) * twin::kBlock;
+    if (p.blockCount == 0 || len == 0) return;
+    uint64_t srcPitch = len + static_cast<uint64_t>(p.srcGap) * twin::kBlock;
+    uint64_t dstPitch = len + static_cast<uint64_t>(p.dstGap) * twin::kBlock;
+    twin::RequireOperand(api, "src", src.TwinRef(), (p.blockCount - 1) * srcPitch + len);
+    twin::RequireOperand(api, "dst", dst.TwinRef(), (p.blockCount - 1) * dstPitch + len);
+    std::vector<uint8_t> tmp(len);
+    for (uint32_t b = 0; b < p.blockCount; ++b) {
+        uint32_t sa = src.TwinRef().addr + static_cast<uint32_t>(b * srcPitch);
+        uint32_t da = dst.TwinRef().addr + static_cast<uint32_t>(b * dstPitch);
+        twin::UbRead(api, "src", twin::P_V, sa, static_cast<uint32_t>(len));
+        std::memcpy(tmp.data(), twin::Core().ub.data() + sa, len);
+        twin::UbWrite(api, twin::P_V, da, static_cast<uint32_t>(len));
+        std::memcpy(twin::Core().ub.data() + da, tmp.data(), len);
+    }
+    twin::NextOp(twin::P_V);
+    twin::CountApi("DataCopy(UB->UB)", p.blockCount, p.blockCount * len / sizeof(T));
+}
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+    uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    if (bytes % twin::kBlock != 0)
+        twin::Fault("DataCopy(UB->UB)", "%u elements is not a whole number of 32-byte blocks", count);
+    DataCopy(dst, src, DataCopyParams(1, static_cast<uint16_t>(bytes / twin::kBlock), 0, 0));
+}
+
+// ---- SetPadValue / DataCopyPad (A2/A3 and 950 only) ----------------------------------------------------------------
+template <typename T, TPosition pos = TPosition::MAX> inline void SetPadValue(T paddingValue) {
+    static_assert(twin::kHasDataCopyPad && sizeof(T) > 0, "SetPadValue/DataCopyPad are not supported on this architecture "
+                                         "(NpuArch 2002/1001): use aligned DataCopy with a tail strategy");
+    twin::CoreState& c = twin::Core();
+    c.padValueSet = true;
+    c.padValueBits = 0;
+    std::memcpy(&c.padValueBits, &paddingValue, sizeof(T));
+    c.padValueSize = sizeof(T);
+}
+
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                        const DataCopyPadExtParams<T>& pad) {
+    static_assert(twin::kHasDataCopyPad && sizeof(T) > 0, "DataCopyPad is not supported on this architecture (NpuArch 2002/1001): "
+                                         "use aligned DataCopy with a tail strategy");
+    twin::CheckCopyType<T>();
+    const char* api = "DataCopyPad(GM->UB)";
+    if (p.blockCount > 4095) twin::Fault(api, "blockCount %u exceeds 4095", p.blockCount);
+    if (p.blockLen > 2097151u) twin::Fault(api, "blockLen %u exceeds 2097151 bytes", p.blockLen);
+    if (p.blockLen % sizeof(T) != 0) twin::Fault(api, "blockLen %u is not a multiple of the element size", p.blockLen);
+    if (pad.leftPadding * sizeof(T) > 32 || pad.rightPadding * sizeof(T) > 32)
+        twin::Fault(api, "padding of %u/%u elements exceeds 32 bytes on a side", pad.leftPadding, pad.rightPadding);
+    if (p.srcStride < 0 || p.dstStride < 0) twin::Fault(api, "negative strides are not modelled");
+    if (p.blockCount == 0 || p.blockLen == 0) return;
+    const uint64_t left = pad.leftPadding * sizeof(T), right = pad.rightPadding * sizeof(T);
+    const uint64_t rowBlocks = (left + p.blockLen + right + 31) / 32;
+    const uint64_t pitch = (rowBlocks + static_cast<uint64_t>(p.dstStride)) * 32;
+    twin::RequireOperand(api, "dst", dst.TwinRef(), (p.blockCount - 1) * pitch + rowBlocks * 32);
+    twin::CoreState& c = twin::Core();
+    // Padding source: isPad -> paddingValue; otherwise the SetPadValue value if one was set; otherwise dummy bytes,
+    // which the twin leaves uninitialised so that any later read of them faults.
+    bool fill = pad.isPad || (c.padValueSet && c.padValueSize == sizeof(T));
+    T value = pad.paddingValue;
+    if (!pad.isPad && fill) std::memcpy(&value, &c.padValueBits, sizeof(T));
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < p.blockCount; ++b) {
+        uint64_t srcOff = b * (static_cast<uint64_t>(p.blockLen) + p.srcStride);
+        if (srcOff % sizeof(T) != 0) twin::Fault(api, "GM block offset is not a whole element");
+        const T* g = src.Check(api, srcOff / sizeof(T), p.blockLen / sizeof(T), false);
+        uint32_t row = dst.TwinRef().addr + static_cast<uint32_t>(b * pitch);
+        // The whole row is written by MTE2; bytes without defined content are then marked uninitialised again.
+        twin::UbWrite(api, twin::P_MTE2, row, static_cast<uint32_t>(rowBlocks * 32));
+        uint8_t* u = c.ub.data() + row;
+        std::memset(u, 0xFF, rowBlocks * 32);
+        std::memcpy(u + left, g, p.blockLen);
+        if (fill) {
+            for (uint64_t i = 0; i < left; i += sizeof(T)) std::memcpy(u + i, &value, sizeof(T));
+            for (uint64_t i = 0; i < right; i += sizeof(T)) std::memcpy(u + left + p.blockLen + i, &value, sizeof(T));
+        } else {
+            std::memset(c.init.data() + row, 0, left);
+            std::memset(c.init.data() + row + left + p.blockLen, 0, right);
+        }
+        uint64_t defined = left + p.blockLen + right;
+        std::memset(c.init.data() + row + defined, 0, rowBlocks * 32 - defined);
+        total += p.blockLen;
+    }
+    twin::NextOp(twin::P_MTE2);
+    twin::CountCopy(true, total);
+}
+
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+    static_assert(twin::kHasDataCopyPad && sizeof(T) > 0, "DataCopyPad is not supported on this architecture (NpuArch 2002/1001): "
+                                         "use aligned DataCopy with a tail strategy");
+    twin::CheckCopyType<T>();
+    const char* api = "DataCopyPad(UB->GM)";
+    if (p.blockCount > 4095) twin::Fault(api, "blockCount %u exceeds 4095", p.blockCount);
+    if (p.blockLen > 2097151u) twin::Fault(api, "blockLen %u exceeds 2097151 bytes", p.blockLen);
+    if (p.blockLen % sizeof(T) != 0) twin::Fault(api, "blockLen %u is not a multiple of the element size", p.blockLen);
+    if (p.srcStride < 0 || p.dstStride < 0) twin::Fault(api, "negative strides are not modelled");
+    const uint64_t rowBlocks = (static_cast<uint64_t>(p.blockLen) + 31) / 32;
+    twin::UbToGm(api, dst, src, p.blockCount, p.blockLen, (rowBlocks + static_cast<uint64_t>(p.srcStride)) * 32,
+                 static_cast<uint64_t>(p.dstStride), true);
+}
+
+}  // namespace AscendC

@@ -1,0 +1,407 @@
+// TPipe, TQue/TQueBind, TBuf, hardware events and pipe barriers, with queue discipline and sync checking.
+#pragma once
+
+#include <exception>
+
+#include "tensor.h"
+
+// Pipe ids as the CPU-debug stub defines them (global scope, C enum).
+enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_FIX, PIPE_V2, PIPE_MTE4,
+              PIPE_MTE5 };
+enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+
+namespace AscendC {
+
+using TEventID = int8_t;
+
+enum class HardEvent : uint8_t {
+    MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3, M_V, V_M, V_V, MTE3_MTE1, MTE1_MTE3, MTE1_V,
+    MTE2_M, M_MTE2, V_MTE1, M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, MTE2_FIX,
+    FIX_MTE2, FIX_S, M_S, FIX_MTE3, MTE1_FIX, FIX_MTE1, FIX_FIX, MAX
+};
+
+}  // namespace AscendC
+
+namespace twin {
+
+// Source and destination pipes of an event, in the twin's pipe ids (P_OTHER for cube/fixpipe pipes).
+inline void EventPipes(AscendC::HardEvent e, int& from, int& to) {
+    using H = AscendC::HardEvent;
+    from = to = P_OTHER;
+    switch (e) {
+        case H::MTE2_V: from = P_MTE2; to = P_V; break;
+        case H::V_MTE2: from = P_V; to = P_MTE2; break;
+        case H::MTE3_V: from = P_MTE3; to = P_V; break;
+        case H::V_MTE3: from = P_V; to = P_MTE3; break;
+        case H::V_V: from = P_V; to = P_V; break;
+        case H::MTE3_MTE2: from = P_MTE3; to = P_MTE2; break;
+        case H::MTE2_MTE3: from = P_MTE2; to = P_MTE3; break;
+        case H::S_V: from = P_S; to = P_V; break;
+        case H::V_S: from = P_V; to = P_S; break;
+        case H::S_MTE2: from = P_S; to = P_MTE2; break;
+        case H::MTE2_S: from = P_MTE2; to = P_S; break;
+        case H::S_MTE3: from = P_S; to = P_MTE3; break;
+        case H::MTE3_S: from = P_MTE3; to = P_S; break;
+        default: break;
+    }
+}
+
+inline void CheckEventId(const char* api, int id) {
+    if (id < 0 || static_cast<uint32_t>(id) >= kMaxEventId)
+        Fault(api, "event id %d out of range [0, %u) on this architecture", id, kMaxEventId);
+}
+
+inline void SetFlagImpl(AscendC::HardEvent e, int id) {
+    CheckEventId("SetFlag", id);
+    CoreState& c = Core();
+    Flag& f = c.flags[static_cast<int>(e) * 16 + id];
+    if (f.set)
+        Fault("SetFlag", "event %d id %d set twice without a WaitFlag (undefined; hangs on hardware)",
+              static_cast<int>(e), id);
+    int from, to;
+    EventPipes(e, from, to);
+    f.set = true;
+    f.seq = from < P_COUNT ? c.seq[from] - 1 : 0;  // everything the source pipe issued so far
+}
+
+inline void WaitFlagImpl(AscendC::HardEvent e, int id) {
+    CheckEventId("WaitFlag", id);
+    CoreState& c = Core();
+    Flag& f = c.flags[static_cast<int>(e) * 16 + id];
+    if (!f.set)
+        Fault("WaitFlag", "event %d id %d waited without a matching SetFlag (hangs on hardware)",
+              static_cast<int>(e), id);
+    int from, to;
+    EventPipes(e, from, to);
+    if (from < P_COUNT && to < P_COUNT) SyncPipes(from, to, f.seq);
+    f.set = false;
+}
+
+// Producer/consumer pipes implied by a queue's positions (EnQue/DeQue carry this synchronisation): VECIN is
+// filled by MTE2, VECOUT drained by MTE3, everything else is vector work.
+inline void QueuePipes(uint8_t src, uint8_t dst, int& producer, int& consumer) {
+    using P = AscendC::TPosition;
+    producer = src == static_cast<uint8_t>(P::VECIN) ? P_MTE2 : P_V;
+    consumer = dst == static_cast<uint8_t>(P::VECOUT) ? P_MTE3 : P_V;
+}
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <HardEvent event> inline void SetFlag(int32_t eventID) { twin::SetFlagImpl(event, eventID); }
+template <HardEvent event> inline void WaitFlag(int32_t eventID) { twin::WaitFlagImpl(event, eventID); }
+
+template <pipe_t pipe> inline void PipeBarrier() {
+    static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not allowed");
+    if (pipe == PIPE_ALL) twin::BarrierAll();
+    twin::CountApi("PipeBarrier", 0, 0);
+}
+
+class TPipe;
+inline TPipe*& TwinCurrentPipe() {
+    static TPipe* p = nullptr;
+    return p;
+}
+inline TPipe* GetTPipePtr() {
+    TPipe* p = TwinCurrentPipe();
+    if (p == nullptr) twin::Fault("GetTPipePtr", "no TPipe is alive");
+    return p;
+}
+
+// Base of TQue: a set of equal-sized UB buffers handed out by AllocTensor and passed on by EnQue/DeQue.
+template <TPosition src, TPosition dst, int32_t depth, auto mask = 0> class TQueBind {
+public:
+    TQueBind() = default;
+    TQueBind(const TQueBind&) = delete;
+    TQueBind& operator=(const TQueBind&) = delete;
+
+    template <typename T> LocalTensor<T> AllocTensor() {
+        return Alloc<T>("TQue::AllocTensor");
+    }
+    template <typename T> void AllocTensor(LocalTensor<T>& tensor) { tensor = Alloc<T>("TQue::AllocTensor"); }
+
+    template <typename T> bool EnQue(const LocalTensor<T>& tensor) {
+        const char* api = "TQue::EnQue";
+        twin::Slot& s = Own(api, tensor.TwinRef());
+        if (s.state != twin::SlotState::ALLOCATED && s.state != twin::SlotState::DEQUEUED)
+            twin::Fault(api, "tensor is not in the allocated state (already enqueued or freed)");
+        if (static_cast<int32_t>(queue_.size()) >= (depth > 0 ? depth : 1))
+            twin::Fault(api, "queue depth %d exceeded: EnQue without a DeQue of the previous tensor", depth);
+        int producer, consumer;
+        twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+        s.state = twin::SlotState::ENQUEUED;
+        queue_.push_back({tensor.TwinRef().slot, twin::Core().seq[producer] - 1});
+        if (src == TPosition::VECOUT) twin::Counters().tiles += 1;
+        return true;
+    }
+
+    template <typename T> LocalTensor<T> DeQue() {
+        const char* api = "TQue::DeQue";
+        if (queue_.empty()) twin::Fault(api, "DeQue on an empty queue (hangs on hardware)");
+        Entry e = queue_.front();
+        queue_.erase(queue_.begin());
+        twin::Slot& s = twin::Core().slots[e.slot];
+        int producer, consumer;
+        twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+        twin::SyncPipes(producer, consumer, e.seq);
+        s.state = twin::SlotState::DEQUEUED;
+        return LocalTensor<T>::TwinMake({s.addr, s.len, e.slot, s.epoch, s.pos});
+    }
+    template <typename T> void DeQue(LocalTensor<T>& tensor) { tensor = DeQue<T>(); }
+
+    template <typename T> void FreeTensor(LocalTensor<T>& tensor) {
+        const char* api = "TQue::FreeTensor";
+        twin::Slot& s = Own(api, tensor.TwinRef());
+        if (s.state == twin::SlotState::ENQUEUED)
+            twin::Fault(api, "tensor is still enqueued: DeQue it before FreeTensor");
+        if (s.state == twin::SlotState::FREE) twin::Fault(api, "double free");
+        int producer, consumer;
+        twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+        s.freeRecord = twin::Core().seq[consumer] - 1;  // the consumer's reads must finish before reuse
+        s.state = twin::SlotState::FREE;
+        s.epoch = twin::NewEpoch();
+    }
+
+    bool VacantInQue() { return static_cast<int32_t>(queue_.size()) < (depth > 0 ? depth : 1); }
+    bool HasTensorInQue() { return !queue_.empty(); }
+    int32_t GetTensorCountInQue() { return static_cast<int32_t>(queue_.size()); }
+    bool HasIdleBuffer() {
+        for (int32_t id : slots_)
+            if (twin::Core().slots[id].state == twin::SlotState::FREE) return true;
+        return false;
+    }
+
+    // Twin internal: called by TPipe::InitBuffer.
+    void TwinAttach(const std::vector<int32_t>& slots) {
+        slots_ = slots;
+        queue_.clear();
+    }
+
+private:
+    struct Entry {
+        int32_t slot;
+        uint64_t seq;
+    };
+
+    template <typename T> LocalTensor<T> Alloc(const char* api) {
+        if (slots_.empty()) twin::Fault(api, "queue has no buffers: call TPipe::InitBuffer first");
+        twin::CoreState& c = twin::Core();
+        uint32_t live = 0;
+        for (const twin::Slot& s : c.slots)
+            if (s.pos == static_cast<uint8_t>(src) && s.state != twin::SlotState::FREE &&
+                s.state != twin::SlotState::TBUF)
+                ++live;
+        if (live >= twin::kEventsPerPosition)
+            twin::Fault(api, "more than %u tensors of position %s allocated and not freed", twin::kEventsPerPosition,
+                        twin::PositionName(static_cast<uint8_t>(src)));
+        for (int32_t id : slots_) {
+            twin::Slot& s = c.slots[id];
+            if (s.state == twin::SlotState::FREE) {
+                int producer, consumer;
+                twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+                twin::SyncPipes(consumer, producer, s.freeRecord);
+                s.state = twin::SlotState::ALLOCATED;
+                twin::PoisonUb(s.addr, s.len);
+                return LocalTensor<T>::TwinMake({s.addr, s.len, id, s.epoch, s.pos});
+            }
+        }
+        twin::Fault(api, "all %zu buffers are in use: AllocTensor beyond the buffer count given to InitBuffer",
+                    slots_.size());
+    }
+
+    twin::Slot& Own(const char* api, const twin::TensorRef& r) {
+        twin::RequireLive(api, "tensor", r);
+        if (std::find(slots_.begin(), slots_.end(), r.slot) == slots_.end())
+            twin::Fault(api, "tensor does not belong to this queue");
+        twin::Slot& s = twin::Core().slots[r.slot];
+        if (r.addr != s.addr) twin::Fault(api, "tensor is a sub-view; pass the tensor returned by AllocTensor/DeQue");
+        return s;
+    }
+
+    std::vector<int32_t> slots_;
+    std::vector<Entry> queue_;
+};
+
+template <TPosition pos, int32_t depth, auto mask = 0> class TQue : public TQueBind<pos, pos, depth, mask> {
+public:
+    TQue() = default;
+};
+
+// Scratch buffer: one block from InitBuffer, no queueing, no automatic synchronisation.
+template <TPosition pos = TPosition::LCM> class TBuf {
+public:
+    TBuf() = default;
+    TBuf(const TBuf&) = delete;
+    TBuf& operator=(const TBuf&) = delete;
+
+    template <typename T> LocalTensor<T> Get() { return Make<T>("TBuf::Get", 0, Slot("TBuf::Get").len); }
+    template <typename T> LocalTensor<T> Get(uint32_t len) {
+        uint64_t bytes = static_cast<uint64_t>(len) * sizeof(T);
+        if (bytes > Slot("TBuf::Get").len)
+            twin::Fault("TBuf::Get", "len %u elements (%llu bytes) exceeds the buffer's %u bytes", len,
+                        (unsigned long long)bytes, Slot("TBuf::Get").len);
+        return Make<T>("TBuf::Get", 0, static_cast<uint32_t>(bytes));
+    }
+    template <typename T> LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset) {
+        const char* api = "TBuf::GetWithOffset";
+        if (bufOffset % twin::kBlock != 0) twin::Fault(api, "bufOffset %u is not 32-byte aligned", bufOffset);
+        uint64_t bytes = static_cast<uint64_t>(size) * sizeof(T);
+        if (bytes + bufOffset > Slot(api).len)
+            twin::Fault(api, "size %u elements at offset %u exceeds the buffer's %u bytes", size, bufOffset,
+                        Slot(api).len);
+        return Make<T>(api, bufOffset, static_cast<uint32_t>(bytes));
+    }
+
+    void TwinAttach(int32_t slot) { slot_ = slot; }
+
+private:
+    twin::Slot& Slot(const char* api) {
+        twin::CoreState& c = twin::Core();
+        if (slot_ < 0 || slot_ >= static_cast<int32_t>(c.slots.size()) ||
+            c.slots[slot_].state != twin::SlotState::TBUF)
+            twin::Fault(api, "TBuf has no buffer: call TPipe::InitBuffer first (or the pipe was reset)");
+        return c.slots[slot_];
+    }
+    template <typename T> LocalTensor<T> Make(const char* api, uint32_t offset, uint32_t bytes) {
+        twin::Slot& s = Slot(api);
+        return LocalTensor<T>::TwinMake({s.addr + offset, bytes, slot_, s.epoch, s.pos});
+    }
+    int32_t slot_ = -1;
+};
+
+class TPipe {
+public:
+    TPipe() {
+        twin::CoreState& c = twin::Core();
+        if (c.pipe != nullptr) twin::Fault("TPipe", "a second TPipe while one is alive (hangs on hardware)");
+        c.pipe = this;
+        c.poolCursor = 0;
+        c.buffersUsed = 0;
+        TwinCurrentPipe() = this;
+    }
+    ~TPipe() {
+        if (twin::Rt().core != nullptr && twin::Core().pipe == this) {
+            CheckQuiescent("TPipe::~TPipe", true);
+            Release();
+        }
+    }
+    TPipe(const TPipe&) = delete;
+    TPipe& operator=(const TPipe&) = delete;
+
+    void Init() {}
+
+    template <class T> bool InitBuffer(T& que, uint8_t num, uint32_t len) {
+        const char* api = "TPipe::InitBuffer";
+        if (num == 0 || len == 0) twin::Fault(api, "num (%u) and len (%u) must be positive", num, len);
+        std::vector<int32_t> ids;
+        for (uint8_t i = 0; i < num; ++i) ids.push_back(NewSlot(api, len, QueuePos<T>(), twin::SlotState::FREE));
+        que.TwinAttach(ids);
+        return true;
+    }
+
+    template <TPosition pos> bool InitBuffer(TBuf<pos>& buf, uint32_t len) {
+        const char* api = "TPipe::InitBuffer";
+        if (len == 0) twin::Fault(api, "len must be positive");
+        int32_t id = NewSlot(api, len, static_cast<uint8_t>(pos), twin::SlotState::TBUF);
+        twin::Slot& s = twin::Core().slots[id];
+        twin::PoisonUb(s.addr, s.len);
+        buf.TwinAttach(id);
+        return true;
+    }
+
+    template <HardEvent evt> TEventID AllocEventID() {
+        twin::CoreState& c = twin::Core();
+        for (uint32_t id = 0; id < twin::kMaxEventId; ++id) {
+            bool& used = c.allocatedEvents[static_cast<int>(evt) * 16 + static_cast<int>(id)];
+            if (!used) {
+                used = true;
+                return static_cast<TEventID>(id);
+            }
+        }
+        twin::Fault("TPipe::AllocEventID", "no free event id for this event (all %u allocated)", twin::kMaxEventId);
+    }
+    template <HardEvent evt> void ReleaseEventID(TEventID id) {
+        twin::CheckEventId("TPipe::ReleaseEventID", id);
+        bool& used = twin::Core().allocatedEvents[static_cast<int>(evt) * 16 + id];
+        if (!used) twin::Fault("TPipe::ReleaseEventID", "event id %d was not allocated", id);
+        used = false;
+    }
+    template <HardEvent evt> TEventID FetchEventID() { return FetchEventID(evt); }
+    TEventID FetchEventID(HardEvent evt) {
+        twin::CoreState& c = twin::Core();
+        for (uint32_t id = 0; id < twin::kMaxEventId; ++id) {
+            int key = static_cast<int>(evt) * 16 + static_cast<int>(id);
+            if (!c.allocatedEvents[key] && !c.flags[key].set) return static_cast<TEventID>(id);
+        }
+        twin::Fault("TPipe::FetchEventID", "no free event id for this event");
+    }
+
+    void Reset() {
+        CheckQuiescent("TPipe::Reset", false);
+        twin::CoreState& c = twin::Core();
+        c.slots.clear();
+        c.poolCursor = 0;
+        c.buffersUsed = 0;
+    }
+
+    void Destroy() {
+        CheckQuiescent("TPipe::Destroy", false);
+        Release();
+    }
+
+private:
+    template <class T> static uint8_t QueuePos() { return QueuePosImpl(static_cast<T*>(nullptr)); }
+    template <TPosition s, TPosition d, int32_t dep, auto m>
+    static uint8_t QueuePosImpl(TQueBind<s, d, dep, m>*) { return static_cast<uint8_t>(s); }
+
+    int32_t NewSlot(const char* api, uint32_t len, uint8_t pos, twin::SlotState state) {
+        twin::CoreState& c = twin::Core();
+        uint32_t rounded = (len + twin::kBlock - 1) / twin::kBlock * twin::kBlock;
+        if (c.buffersUsed + 1 > twin::kMaxBuffers)
+            twin::Fault(api, "more than %u buffers in one TPipe", twin::kMaxBuffers);
+        if (static_cast<uint64_t>(c.poolCursor) + rounded > twin::kUbKernelBytes)
+            twin::Fault(api, "UB exhausted: buffer of %u bytes at offset %u exceeds the %u bytes a kernel may use "
+                             "on this architecture", rounded, c.poolCursor, twin::kUbKernelBytes);
+        twin::Slot s;
+        s.addr = c.poolCursor;
+        s.len = rounded;
+        s.pos = pos;
+        s.state = state;
+        s.epoch = twin::NewEpoch();
+        c.poolCursor += rounded;
+        c.buffersUsed += 1;
+        if (c.poolCursor > c.counters.ubPeakBytes) c.counters.ubPeakBytes = c.poolCursor;
+        c.slots.push_back(s);
+        return static_cast<int32_t>(c.slots.size() - 1);
+    }
+
+    void CheckQuiescent(const char* api, bool deferred) {
+        twin::CoreState& c = twin::Core();
+        for (const twin::Slot& s : c.slots) {
+            if (s.state == twin::SlotState::ALLOCATED || s.state == twin::SlotState::DEQUEUED ||
+                s.state == twin::SlotState::ENQUEUED) {
+                const char* what = s.state == twin::SlotState::ENQUEUED ? "still enqueued" : "never freed";
+                if (deferred) {
+                    if (std::uncaught_exceptions() == 0)
+                        twin::DeferFault(api, "tensor leaked at kernel end: a %s buffer at UB 0x%x is %s",
+                                         twin::PositionName(s.pos), s.addr, what);
+                } else {
+                    twin::Fault(api, "a %s buffer at UB 0x%x is %s", twin::PositionName(s.pos), s.addr, what);
+                }
+                return;
+            }
+        }
+    }
+
+    void Release() {
+        twin::CoreState& c = twin::Core();
+        c.slots.clear();
+        c.pipe = nullptr;
+        c.poolCursor = 0;
+        c.buffersUsed = 0;
+        TwinCurrentPipe() = nullptr;
+    }
+};
+
+}  // namespace AscendC

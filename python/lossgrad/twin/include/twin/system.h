@@ -1,0 +1,81 @@
+// System variables, kernel-entry macros (tiling data, tiling keys, kernel type) and scalar conversions.
+#pragma once
+
+#include "core.h"
+#include "types.h"
+
+namespace AscendC {
+
+inline int64_t GetBlockIdx() { return twin::Core().idx; }
+inline int64_t GetBlockNum() { return twin::Core().num; }
+inline int64_t GetTaskRatio() { return 1; }
+constexpr uint32_t GetUBSizeInBytes() { return twin::kUbBytes; }
+constexpr int16_t GetDataBlockSizeInBytes() { return 32; }
+constexpr uint32_t GetVecLen() { return 256; }
+inline void InitSocState() {}
+
+enum KernelMetaType {
+    KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE, KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX
+};
+
+// Scalar conversions (API/标量计算/Cast): bf16 <-> float exists on 2201 and 3510 only.
+template <typename T, typename std::enable_if<std::is_same<T, bfloat16_t>::value, int>::type = 0>
+inline float Cast(const T& bVal) {
+    static_assert(twin::kBf16Io && sizeof(T) == 2, "scalar Cast(bfloat16_t) is not available on this NpuArch");
+    return twin::DecodeBf16(bVal.bits);
+}
+template <typename T, typename std::enable_if<std::is_same<T, float>::value, int>::type = 0>
+inline bfloat16_t Cast(const T& fVal) {
+    static_assert(twin::kBf16Io && sizeof(T) == 4, "scalar Cast(float) -> bfloat16_t is not available on this "
+                                                   "NpuArch");
+    return twin::FromDouble<bfloat16_t>(fVal, twin::Rounding::RINT);
+}
+
+}  // namespace AscendC
+
+namespace twin {
+
+constexpr bool KernelTypeAllowed(AscendC::KernelMetaType t) {
+    using namespace AscendC;
+    if (kArch == 1001) return false;  // Atlas training parts have no KERNEL_TASK_TYPE macro
+    if (kArch == 2002) return t == KERNEL_TYPE_AICORE || t == KERNEL_TYPE_MIX_VECTOR_CORE;
+    return t == KERNEL_TYPE_AIV_ONLY || t == KERNEL_TYPE_AIC_ONLY || t == KERNEL_TYPE_MIX_AIV_1_0 ||
+           t == KERNEL_TYPE_MIX_AIC_1_0 || t == KERNEL_TYPE_MIX_AIC_1_1 || t == KERNEL_TYPE_MIX_AIC_1_2;
+}
+
+// GET_TILING_DATA reads the struct from the tiling GM buffer; the host must have passed at least sizeof(struct).
+template <typename T> inline void ReadTiling(T* out, const uint8_t* tiling) {
+    static_assert(std::is_trivially_copyable<T>::value, "tiling data must be trivially copyable");
+    if (tiling == nullptr) Fault("GET_TILING_DATA", "tiling pointer is null");
+    int buf = FindGm("GET_TILING_DATA", tiling, 0);
+    const GmBuffer& b = Rt().gm[buf];
+    uint64_t off = static_cast<uint64_t>(tiling - b.base);
+    if (off + sizeof(T) > b.size)
+        Fault("GET_TILING_DATA", "the tiling buffer holds %llu bytes but the struct needs %zu",
+              (unsigned long long)(b.size - off), sizeof(T));
+    std::memcpy(out, tiling, sizeof(T));
+}
+
+}  // namespace twin
+
+#define KERNEL_TASK_TYPE_DEFAULT(value)                                                                               \
+    static_assert(::twin::KernelTypeAllowed(::AscendC::value),                                                        \
+                  "KERNEL_TASK_TYPE_DEFAULT(" #value ") is not supported on this NpuArch")
+#define KERNEL_TASK_TYPE(key, value) KERNEL_TASK_TYPE_DEFAULT(value)
+
+#define REGISTER_TILING_DEFAULT(tilingStruct) using TwinDefaultTiling = tilingStruct
+#define REGISTER_TILING_FOR_TILINGKEY(expr, tilingStruct)
+#define REGISTER_NONE_TILING
+#define GET_TILING_DATA(var, tiling)                                                                                  \
+    TwinDefaultTiling var;                                                                                            \
+    ::twin::ReadTiling(&var, reinterpret_cast<const uint8_t*>(tiling))
+#define GET_TILING_DATA_WITH_STRUCT(tilingStruct, var, tiling)                                                        \
+    tilingStruct var;                                                                                                 \
+    ::twin::ReadTiling(&var, reinterpret_cast<const uint8_t*>(tiling))
+
+#ifndef TILING_KEY_VAR
+#define TILING_KEY_VAR (::twin::Rt().tilingKey)
+#endif
+#define TILING_KEY_IS(k) (TILING_KEY_VAR == static_cast<uint64_t>(k))

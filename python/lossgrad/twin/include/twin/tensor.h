@@ -1,0 +1,229 @@
+// GlobalTensor and LocalTensor with the real API's names; every access is checked.
+#pragma once
+
+#include <type_traits>
+
+#include "core.h"
+#include "types.h"
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+    GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM, C2PIPE2GM,
+    C2PIPE2LOCAL, MAX
+};
+using QuePosition = TPosition;
+
+template <typename T> class LocalTensor;
+template <typename T> class GlobalTensor;
+
+}  // namespace AscendC
+
+namespace twin {
+
+inline bool IsUbPosition(uint8_t pos) {
+    using P = AscendC::TPosition;
+    return pos == static_cast<uint8_t>(P::VECIN) || pos == static_cast<uint8_t>(P::VECOUT) ||
+           pos == static_cast<uint8_t>(P::VECCALC);
+}
+
+inline const char* PositionName(uint8_t pos) {
+    static const char* names[] = {"GM", "A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2", "VECIN", "VECOUT",
+                                  "VECCALC", "SPM", "TSCM", "C2PIPE2GM", "C2PIPE2LOCAL", "MAX"};
+    return pos < sizeof(names) / sizeof(names[0]) ? names[pos] : "?";
+}
+
+// What a LocalTensor handle refers to: a byte range of one slot at one epoch.
+struct TensorRef {
+    uint32_t addr = 0;   // UB byte address of element 0
+    uint32_t len = 0;    // bytes visible through this handle
+    int32_t slot = -1;
+    uint32_t epoch = 0;
+    uint8_t pos = 0;
+};
+
+inline void RequireLive(const char* api, const char* operand, const TensorRef& r) {
+    CoreState& c = Core();
+    if (r.slot < 0 || r.slot >= static_cast<int32_t>(c.slots.size()))
+        Fault(api, "%s is not a tensor obtained from a TQue or TBuf of the current TPipe", operand);
+    const Slot& s = c.slots[r.slot];
+    if (s.epoch != r.epoch)
+        Fault(api, "%s refers to a buffer that was freed or reset (use after FreeTensor / TPipe::Reset)", operand);
+    if (s.state == SlotState::FREE)
+        Fault(api, "%s refers to a buffer that is not allocated (FreeTensor already called)", operand);
+    if (s.state == SlotState::ENQUEUED)
+        Fault(api, "%s is still enqueued: DeQue it before using it (EnQue hands the tensor to the consumer)", operand);
+}
+
+// Validate a LocalTensor operand of a UB-side API: liveness, position, 32-byte alignment (when required), extent.
+inline void RequireOperand(const char* api, const char* operand, const TensorRef& r, uint64_t bytes,
+                           bool needAlign = true) {
+    RequireLive(api, operand, r);
+    if (!IsUbPosition(r.pos))
+        Fault(api, "%s has position %s; supported positions are VECIN/VECOUT/VECCALC", operand, PositionName(r.pos));
+    if (needAlign && r.addr % kBlock != 0)
+        Fault(api, "%s start address 0x%x is not 32-byte aligned", operand, r.addr);
+    if (bytes > r.len)
+        Fault(api, "%s needs %llu bytes but the tensor only has %u", operand, (unsigned long long)bytes, r.len);
+}
+
+// Reads/writes of a UB range by a pipe: initialisation shadow plus hazard tracking.
+inline void UbRead(const char* api, const char* operand, int pipe, uint32_t addr, uint32_t len) {
+    if (len == 0) return;
+    RequireInit(api, operand, addr, len);
+    Access(api, pipe, addr, len, false);
+}
+
+inline void UbWrite(const char* api, int pipe, uint32_t addr, uint32_t len) {
+    if (len == 0) return;
+    Access(api, pipe, addr, len, true);
+    MarkInit(addr, len);
+}
+
+template <typename T> inline T* UbPtr(uint32_t addr) { return reinterpret_cast<T*>(Core().ub.data() + addr); }
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T> class LocalTensor {
+public:
+    using PrimType = T;
+
+    LocalTensor() = default;
+
+    LocalTensor operator[](const uint32_t offset) const {
+        uint64_t bytes = static_cast<uint64_t>(offset) * sizeof(T);
+        if (bytes > ref_.len) twin::Fault("LocalTensor::operator[]", "offset %u exceeds the tensor size %u",
+                                          offset, GetSize());
+        LocalTensor out = *this;
+        out.ref_.addr += static_cast<uint32_t>(bytes);
+        out.ref_.len -= static_cast<uint32_t>(bytes);
+        return out;
+    }
+
+    T GetValue(const uint32_t index) const {
+        twin::RequireLive("LocalTensor::GetValue", "tensor", ref_);
+        if (index >= GetSize()) twin::Fault("LocalTensor::GetValue", "index %u out of range (size %u)", index,
+                                            GetSize());
+        uint32_t a = ref_.addr + index * sizeof(T);
+        twin::UbRead("LocalTensor::GetValue", "tensor", twin::P_S, a, sizeof(T));
+        twin::NextOp(twin::P_S);
+        T v;
+        std::memcpy(&v, twin::Core().ub.data() + a, sizeof(T));
+        return v;
+    }
+
+    template <typename T1> void SetValue(const uint32_t index, const T1 value) const {
+        static_assert(std::is_same<T1, T>::value || (std::is_arithmetic<T1>::value && std::is_arithmetic<T>::value),
+                      "SetValue: half/bfloat16_t tensors take a value of the same type (no scalar conversion on "
+                      "the device)");
+        twin::RequireLive("LocalTensor::SetValue", "tensor", ref_);
+        if (index >= GetSize()) twin::Fault("LocalTensor::SetValue", "index %u out of range (size %u)", index,
+                                            GetSize());
+        uint32_t a = ref_.addr + index * sizeof(T);
+        T v = static_cast<T>(value);
+        twin::UbWrite("LocalTensor::SetValue", twin::P_S, a, sizeof(T));
+        twin::NextOp(twin::P_S);
+        std::memcpy(twin::Core().ub.data() + a, &v, sizeof(T));
+    }
+
+    template <typename CAST_T> LocalTensor<CAST_T> ReinterpretCast() const {
+        LocalTensor<CAST_T> out;
+        out.ref_ = ref_;
+        return out;
+    }
+
+    uint32_t GetSize() const { return ref_.len / static_cast<uint32_t>(sizeof(T)); }
+    uint32_t GetLength() const { return ref_.len; }
+    void SetSize(const uint32_t size) {
+        if (static_cast<uint64_t>(size) * sizeof(T) > capacity_)
+            twin::Fault("LocalTensor::SetSize", "size %u exceeds the buffer's %u bytes", size, capacity_);
+        ref_.len = size * static_cast<uint32_t>(sizeof(T));
+    }
+    uint64_t GetPhyAddr() const { return ref_.addr; }
+    TPosition GetPosition() const { return static_cast<TPosition>(ref_.pos); }
+
+    // Twin internals (not part of the Ascend C API).
+    const twin::TensorRef& TwinRef() const { return ref_; }
+    static LocalTensor TwinMake(const twin::TensorRef& r) {
+        LocalTensor t;
+        t.ref_ = r;
+        t.capacity_ = r.len;
+        return t;
+    }
+
+private:
+    template <typename U> friend class LocalTensor;
+    twin::TensorRef ref_;
+    uint32_t capacity_ = 0;
+};
+
+template <typename T> class GlobalTensor {
+public:
+    using PrimType = T;
+
+    GlobalTensor() = default;
+
+    void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
+        gm_ = twin::FindGm("GlobalTensor::SetGlobalBuffer", buffer, bufferSize * sizeof(T));
+        addr_ = buffer;
+        size_ = bufferSize;
+        bounded_ = true;
+    }
+
+    void SetGlobalBuffer(__gm__ T* buffer) {
+        gm_ = twin::FindGm("GlobalTensor::SetGlobalBuffer", buffer, 0);
+        addr_ = buffer;
+        size_ = 0;
+        bounded_ = false;
+    }
+
+    T GetValue(const uint64_t offset) const {
+        const T* p = Check("GlobalTensor::GetValue", offset, 1, false);
+        twin::Counters().scalarGmReads += 1;
+        T v;
+        std::memcpy(&v, p, sizeof(T));
+        return v;
+    }
+
+    void SetValue(const uint64_t offset, T value) {
+        T* p = const_cast<T*>(Check("GlobalTensor::SetValue", offset, 1, true));
+        twin::Counters().scalarGmWrites += 1;
+        std::memcpy(p, &value, sizeof(T));
+    }
+
+    GlobalTensor operator[](const uint64_t offset) const {
+        if (bounded_ && offset > size_)
+            twin::Fault("GlobalTensor::operator[]", "offset %llu exceeds the buffer size %llu",
+                        (unsigned long long)offset, (unsigned long long)size_);
+        GlobalTensor out = *this;
+        out.addr_ = addr_ + offset;
+        if (bounded_) out.size_ = size_ - offset;
+        return out;
+    }
+
+    uint64_t GetSize() const { return size_; }
+    __gm__ T* GetPhyAddr() const { return addr_; }
+    __gm__ T* GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
+
+    // Twin internal: bounds-checked pointer to `count` elements from `offset`, recorded as a GM access.
+    const T* Check(const char* api, uint64_t offset, uint64_t count, bool write) const {
+        if (addr_ == nullptr) twin::Fault(api, "GlobalTensor used before SetGlobalBuffer");
+        if (bounded_ && offset + count > size_)
+            twin::Fault(api, "GM elements [%llu, %llu) are outside the GlobalTensor's %llu elements",
+                        (unsigned long long)offset, (unsigned long long)(offset + count), (unsigned long long)size_);
+        const T* p = addr_ + offset;
+        int buf = twin::FindGm(api, p, count * sizeof(T));
+        twin::RecordGm(buf, p, count * sizeof(T), write);
+        return p;
+    }
+
+private:
+    __gm__ T* addr_ = nullptr;
+    uint64_t size_ = 0;
+    bool bounded_ = false;
+    int gm_ = -1;
+};
+
+}  // namespace AscendC

@@ -1,0 +1,232 @@
+// Twin launcher: runs a kernel entry on `blockDim` simulated cores, one after another, and reports faults and
+// counters as JSON. Included once by the generated shim, after the kernel source; `TwinInvoke` calls the entry.
+#pragma once
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernel_operator.h"
+
+void TwinInvoke(GM_ADDR* args);  // defined by the shim: calls the kernel entry with the right arity
+
+namespace twin {
+
+struct LaunchResult {
+    std::string json;
+};
+
+inline LaunchResult& Result() {
+    static LaunchResult r;
+    return r;
+}
+
+inline std::string JsonEscape(const std::string& s) {
+    std::string o;
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') { o += '\\'; o += ch; }
+        else if (ch == '\n') o += "\\n";
+        else if (static_cast<unsigned char>(ch) < 0x20) o += ' ';
+        else o += ch;
+    }
+    return o;
+}
+
+// Union of intervals (sorted by begin), optionally restricted to one core.
+inline std::vector<Interval> Merge(std::vector<Interval> v, int core = -1) {
+    if (core >= 0) v.erase(std::remove_if(v.begin(), v.end(), [core](const Interval& i) { return i.core != core; }),
+                           v.end());
+    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+    std::vector<Interval> out;
+    for (const Interval& i : v) {
+        if (!out.empty() && i.begin <= out.back().end) out.back().end = std::max(out.back().end, i.end);
+        else out.push_back(i);
+    }
+    return out;
+}
+
+inline uint64_t Length(const std::vector<Interval>& v) {
+    uint64_t n = 0;
+    for (const Interval& i : v) n += i.end - i.begin;
+    return n;
+}
+
+inline uint64_t Total(const std::vector<Interval>& v, int core) {
+    uint64_t n = 0;
+    for (const Interval& i : v)
+        if (i.core == core) n += i.end - i.begin;
+    return n;
+}
+
+// Two cores writing the same GM bytes is a race on hardware (npuchk's multi-core overlap check).
+inline void CheckCrossCoreWrites() {
+    for (size_t b = 0; b < Rt().gm.size(); ++b) {
+        std::vector<Interval> w = Rt().gm[b].writes;
+        std::sort(w.begin(), w.end(), [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
+        uint64_t maxEnd = 0;
+        int owner = -1;
+        for (const Interval& i : w) {
+            if (owner >= 0 && i.begin < maxEnd && i.core != owner) {
+                char msg[256];
+                std::snprintf(msg, sizeof msg,
+                              "core %d: GM write: cores %d and %d both write bytes [%llu, %llu) of GM argument %zu "
+                              "(overlapping GM writes from different cores)",
+                              i.core, owner, i.core, (unsigned long long)i.begin,
+                              (unsigned long long)std::min(maxEnd, i.end), b);
+                throw KernelFaultError(msg);
+            }
+            if (i.end > maxEnd) {
+                maxEnd = i.end;
+                owner = i.core;
+            }
+        }
+    }
+}
+
+inline void CheckCoreEnd(CoreState& c) {
+    if (!Rt().pendingFault.empty()) throw KernelFaultError(Rt().pendingFault);
+    for (const auto& kv : c.flags)
+        if (kv.second.set) {
+            char msg[200];
+            std::snprintf(msg, sizeof msg, "core %d: SetFlag: event %d id %d set but never waited (unpaired "
+                                           "SetFlag at kernel end)", c.idx, kv.first / 16, kv.first % 16);
+            throw KernelFaultError(msg);
+        }
+    for (const auto& kv : c.allocatedEvents)
+        if (kv.second) {
+            char msg[200];
+            std::snprintf(msg, sizeof msg, "core %d: TPipe::AllocEventID: event %d id %d never released",
+                          c.idx, kv.first / 16, kv.first % 16);
+            throw KernelFaultError(msg);
+        }
+    if (c.pipe != nullptr) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "core %d: TPipe: a TPipe outlived the kernel call", c.idx);
+        throw KernelFaultError(msg);
+    }
+}
+
+inline void ResetCore(CoreState& c, int idx, int num) {
+    c.idx = idx;
+    c.num = num;
+    c.ub.assign(kUbBytes, 0xFF);
+    c.init.assign(kUbBytes, 0);
+    c.blocks.assign(kUbBytes / kBlock, BlockState{});
+    for (int p = 0; p < P_COUNT; ++p) {
+        c.seq[p] = 1;
+        for (int q = 0; q < P_COUNT; ++q) c.sync[p][q] = 0;
+    }
+    c.slots.clear();
+    c.pipe = nullptr;
+    c.poolCursor = 0;
+    c.buffersUsed = 0;
+    c.flags.clear();
+    c.allocatedEvents.clear();
+    c.padValueSet = false;
+    c.epochs = 0;
+    c.counters = CoreCounters{};
+}
+
+inline std::string ReportJson(int blockDim, const std::string& fault, double seconds) {
+    std::ostringstream o;
+    o << "{\"fault\":\"" << JsonEscape(fault) << "\",\"seconds\":" << seconds << ",\"block_dim\":" << blockDim
+      << ",\"ub_kernel_bytes\":" << kUbKernelBytes << ",\"cores\":[";
+    const auto& cores = Rt().perCore;
+    for (size_t i = 0; i < cores.size(); ++i) {
+        const CoreCounters& c = cores[i];
+        uint64_t mn = 0, mx = 0, small = 0, total = 0;
+        for (size_t k = 0; k < c.dataCopyBytes.size(); ++k) {
+            uint64_t v = c.dataCopyBytes[k];
+            mn = k == 0 ? v : std::min(mn, v);
+            mx = std::max(mx, v);
+            small += v < 16384;
+            total += v;
+        }
+        o << (i ? "," : "") << "{\"core\":" << i << ",\"gm_read_bytes\":" << c.gmReadBytes
+          << ",\"gm_write_bytes\":" << c.gmWriteBytes << ",\"scalar_gm_reads\":" << c.scalarGmReads
+          << ",\"scalar_gm_writes\":" << c.scalarGmWrites << ",\"data_copy_calls\":" << c.dataCopyCalls
+          << ",\"data_copy_pad_calls\":" << c.dataCopyPadCalls << ",\"ub_peak_bytes\":" << c.ubPeakBytes
+          << ",\"tiles\":" << c.tiles << ",\"vec_repeats\":" << c.vecRepeats << ",\"vec_elements\":" << c.vecElements
+          << ",\"copy_bytes\":{\"count\":" << c.dataCopyBytes.size() << ",\"min\":" << mn << ",\"max\":" << mx
+          << ",\"below_16k\":" << small << ",\"total\":" << total << "},\"api\":{";
+        bool first = true;
+        for (const auto& kv : c.api) {
+            o << (first ? "" : ",") << "\"" << JsonEscape(kv.first) << "\":[" << kv.second.calls << ","
+              << kv.second.repeats << "," << kv.second.elements << "]";
+            first = false;
+        }
+        o << "}}";
+    }
+    o << "],\"buffers\":[";
+    for (size_t b = 0; b < Rt().gm.size(); ++b) {
+        const GmBuffer& g = Rt().gm[b];
+        o << (b ? "," : "") << "{\"size\":" << g.size << ",\"read_distinct\":" << Length(Merge(g.reads))
+          << ",\"write_distinct\":" << Length(Merge(g.writes)) << ",\"by_core\":[";
+        for (size_t i = 0; i < cores.size(); ++i) {
+            int ci = static_cast<int>(i);
+            std::vector<Interval> wr = Merge(g.writes, ci);
+            o << (i ? "," : "") << "{\"read\":" << Total(g.reads, ci)
+              << ",\"read_distinct\":" << Length(Merge(g.reads, ci)) << ",\"write\":" << Total(g.writes, ci)
+              << ",\"write_distinct\":" << Length(wr) << ",\"write_ranges\":[";
+            size_t shown = std::min<size_t>(wr.size(), 4096);
+            for (size_t k = 0; k < shown; ++k)
+                o << (k ? "," : "") << "[" << wr[k].begin << "," << wr[k].end << "]";
+            o << "],\"write_ranges_truncated\":" << (wr.size() > shown ? "true" : "false") << "}";
+        }
+        o << "]}";
+    }
+    o << "]}";
+    return o.str();
+}
+
+}  // namespace twin
+
+extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, int nargs, void** ptrs,
+                                                                 const uint64_t* sizes, uint64_t tilingKey) {
+    using namespace twin;
+    Runtime& rt = Rt();
+    rt.gm.clear();
+    rt.perCore.clear();
+    rt.pendingFault.clear();
+    rt.tilingKey = tilingKey;
+    for (int i = 0; i < nargs; ++i) {
+        GmBuffer b;
+        b.base = static_cast<uint8_t*>(ptrs[i]);
+        b.size = sizes[i];
+        rt.gm.push_back(b);
+    }
+    std::vector<GM_ADDR> args(nargs);
+    for (int i = 0; i < nargs; ++i) args[i] = static_cast<GM_ADDR>(ptrs[i]);
+    static CoreState core;
+    std::string fault;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int idx = 0; idx < blockDim && fault.empty(); ++idx) {
+        ResetCore(core, idx, blockDim);
+        rt.core = &core;
+        try {
+            TwinInvoke(args.data());
+            CheckCoreEnd(core);
+        } catch (const KernelFaultError& e) {
+            fault = e.what();
+        } catch (const std::exception& e) {
+            fault = std::string("core ") + std::to_string(idx) + ": C++ exception: " + e.what();
+        }
+        rt.perCore.push_back(core.counters);
+        if (fault.empty() && !rt.pendingFault.empty()) fault = rt.pendingFault;
+        AscendC::TwinCurrentPipe() = nullptr;
+        rt.core = nullptr;
+    }
+    if (fault.empty()) {
+        try {
+            CheckCrossCoreWrites();
+        } catch (const KernelFaultError& e) {
+            fault = e.what();
+        }
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    Result().json = ReportJson(blockDim, fault, secs);
+    return fault.empty() ? 0 : 1;
+}
+
+extern "C" __attribute__((visibility("default"))) const char* twin_result() { return twin::Result().json.c_str(); }
