@@ -153,12 +153,14 @@ class _Validator:
 
     def check_promote(self) -> None:
         p = self._promoted()
+        # L1's op_api tests CanCast(promoted -> gradInput) before the support list (ops_semantics §1.2 step 3);
+        # for SmoothL1 the order cannot matter: its earlier per-tensor check leaves only supported floats.
+        self._require_cast(p, "promoted dtype")
         if p not in self.supported:
             g, s, t = (self.dtypes[r].label for r in ("grad", "self", "target"))
             raise invalid_error(f"{self.names['grad']}/{self.names['self']}/{self.names['target']}: the promoted "
                                 f"dtype of ({g}, {s}, {t}) is {p.label}, which {self.op.aclnn} does not support on "
                                 f"{self.soc.name}; supported: {_fmt(self.supported)}")
-        self._require_cast(p, "promoted dtype")
         self._require_supported("out", self.out_dtype())
 
     def check_same_dtype(self) -> None:

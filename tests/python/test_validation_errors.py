@@ -1,0 +1,334 @@
+"""Every error condition of the four aclnn APIs (ops_semantics §1.2, §2.2, §3.2, §4.2 and the 161001/161002 tables
+in the aclnn docs): the code, and a message naming the argument and the rule."""
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import lossgrad.golden as golden
+from lossgrad.errors import LossGradError
+from lossgrad.registry import Reduction
+from lossgrad.validation import validate
+
+L1, MSE, SL1, KL = "l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward"
+BF16_OK = ("Ascend910B1", "Ascend910_9391", "Ascend950PR_9579")
+BF16_REJECTED = ("Ascend310P3", "Ascend910A")
+
+
+def arr(shape=(2, 3), dtype: Any = np.float32) -> np.ndarray:
+    return np.ones(shape, dtype=dtype)
+
+
+F, H, B, I32 = np.float32, np.float16, ml_dtypes.bfloat16, np.int32
+
+
+def err(op: str, g: Any = None, s: Any = None, t: Any = None, reduction: Any = "mean", attrs=None, *,
+        default: bool = True, **kw) -> LossGradError:
+    if default:
+        g = arr() if g is None else g
+        s = arr() if s is None else s
+        t = arr() if t is None else t
+    with pytest.raises(LossGradError) as info:
+        validate(op, g, s, t, reduction, attrs, **kw)
+    return info.value
+
+
+def expect(e: LossGradError, code: int, *parts: str) -> None:
+    assert e.code == code, str(e)
+    for p in parts:
+        assert p in str(e), f"{p!r} not in {str(e)!r}"
+
+
+def ok(op: str, g: Any = None, s: Any = None, t: Any = None, reduction: Any = "mean", attrs=None, **kw):
+    return validate(op, arr() if g is None else g, arr() if s is None else s, arr() if t is None else t,
+                    reduction, attrs, **kw)
+
+
+# -- 161001: null inputs -----------------------------------------------------------------------------------------
+
+NAMES = {L1: ("gradOutput", "self", "target"), MSE: ("gradOutput", "self", "target"),
+         SL1: ("gradOut", "self", "target"), KL: ("gradOutput", "self", "target")}
+
+
+@pytest.mark.parametrize("op", NAMES)
+@pytest.mark.parametrize("which", range(3))
+def test_null_input(op: str, which: int) -> None:
+    args = [arr(), arr(), arr()]
+    args[which] = None
+    with pytest.raises(LossGradError) as info:
+        validate(op, *args)
+    expect(info.value, 161001, NAMES[op][which], "null")
+
+
+def test_null_is_reported_before_anything_else() -> None:
+    with pytest.raises(LossGradError) as info:
+        validate(L1, None, arr(dtype=I32), arr((1,) * 9), 7)
+    assert info.value.code == 161001
+
+
+def test_non_array_input_is_invalid() -> None:
+    expect(err(L1, [1.0, 2.0]), 161002, "gradOutput", "numpy.ndarray")
+
+
+# -- reduction ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op", [L1, MSE, SL1])
+@pytest.mark.parametrize("value", [3, "batchmean"])
+def test_batchmean_rejected_outside_kl(op: str, value: Any) -> None:
+    expect(err(op, reduction=value), 161002, "reduction", "batchmean", "not supported")
+
+
+@pytest.mark.parametrize("op", [L1, MSE, SL1])
+@pytest.mark.parametrize("value", [-1, 4, 100])
+def test_reduction_out_of_range(op: str, value: int) -> None:
+    expect(err(op, reduction=value), 161002, "reduction", str(value), "out of range")
+
+
+@pytest.mark.parametrize("op", list(NAMES))
+def test_reduction_of_wrong_kind(op: str) -> None:
+    expect(err(op, reduction="average"), 161002, "reduction", "unknown value")
+    expect(err(op, reduction=1.0), 161002, "reduction", "expected an int or a string")
+
+
+@pytest.mark.parametrize("value, expected", [(-1, Reduction.NONE), (4, Reduction.NONE), (6, Reduction.NONE),
+                                             (3, Reduction.BATCHMEAN), ("batchmean", Reduction.BATCHMEAN),
+                                             (1, Reduction.MEAN), (2, Reduction.SUM), (0, Reduction.NONE)])
+def test_kl_reduction_is_not_validated(value: Any, expected: Reduction) -> None:
+    assert ok(KL, reduction=value).reduction is expected
+
+
+# -- dtypes -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op", list(NAMES))
+@pytest.mark.parametrize("soc", BF16_OK)
+def test_bf16_accepted_on_a2_a3_950(op: str, soc: str) -> None:
+    call = ok(op, arr(dtype=B), arr(dtype=B), arr(dtype=B), soc=soc)
+    assert call.out_dtype.label == "bfloat16"
+
+
+@pytest.mark.parametrize("op", list(NAMES))
+@pytest.mark.parametrize("soc", BF16_REJECTED)
+def test_bf16_rejected_on_310p_and_910(op: str, soc: str) -> None:
+    e = err(op, arr(dtype=B), arr(dtype=B), arr(dtype=B), soc=soc)
+    expect(e, 161002, "bfloat16", soc, "not support")
+
+
+@pytest.mark.parametrize("soc", BF16_REJECTED)
+def test_l1_checks_only_the_promoted_dtype(soc: str) -> None:
+    # f16 + bf16 promote to f32, which every SoC supports: aclnn does not check inputs one by one for L1
+    assert ok(L1, arr(dtype=H), arr(dtype=B), arr(dtype=H), soc=soc).out_dtype.label == "float32"
+
+
+@pytest.mark.parametrize("soc", BF16_REJECTED)
+def test_bf16_output_rejected_on_310p_and_910(soc: str) -> None:
+    expect(err(SL1, out_dtype="bfloat16", soc=soc), 161002, "gradInput", "bfloat16", "not supported")
+    expect(err(KL, out_dtype="bfloat16", soc=soc), 161002, "out", "bfloat16", "not supported")
+
+
+@pytest.mark.parametrize("op", [L1, SL1])
+def test_promotion_to_an_unsupported_type(op: str) -> None:
+    name = NAMES[op][0]
+    if op == L1:
+        expect(err(op, arr(dtype=I32), arr(dtype=I32), arr(dtype=I32)), 161002, "promoted dtype", "int32",
+               "does not support")
+    expect(err(op, arr(dtype=np.float64), arr(), arr()), 161002, "float64", "not support")
+    assert name in str(err(op, arr(dtype=np.float64), arr(), arr()))
+
+
+def test_l1_accepts_int_mixed_with_float() -> None:
+    assert ok(L1, arr(dtype=I32), arr(dtype=H), arr(dtype=H)).out_dtype.label == "float16"
+
+
+@pytest.mark.parametrize("op", list(NAMES))
+def test_int32_output_cannot_be_cast(op: str) -> None:
+    e = err(op, out_dtype="int32")
+    out_name = {L1: "gradInput", MSE: "out", SL1: "gradInput", KL: "out"}[op]
+    assert e.code == 161002 and out_name in str(e)
+    assert "cannot be cast" in str(e) or "not supported" in str(e)
+
+
+@pytest.mark.parametrize("op", [L1, KL])
+def test_int32_output_is_a_cast_failure(op: str) -> None:
+    expect(err(op, out_dtype=np.int32), 161002, "cannot be cast", "int32")
+
+
+@pytest.mark.parametrize("op, out_name", [(SL1, "gradInput"), (MSE, "out")])
+def test_int32_output_fails_the_support_list_first(op: str, out_name: str) -> None:
+    # SmoothL1 checks every tensor's dtype (gradInput included) and MSE self's and out's before anything else
+    expect(err(op, out_dtype=np.int32), 161002, out_name, "int32", "not supported")
+
+
+def test_unknown_output_dtype() -> None:
+    expect(err(L1, out_dtype="float8"), 161002, "gradInput", "unknown dtype")
+
+
+@pytest.mark.parametrize("role", [0, 2])
+def test_mse_dtype_mismatch(role: int) -> None:
+    args = [arr(), arr(), arr()]
+    args[role] = arr(dtype=H)
+    e = err(MSE, *args)
+    expect(e, 161002, ("gradOutput", "self", "target")[role], "must equal", "does not promote")
+
+
+def test_mse_int_inputs() -> None:
+    expect(err(MSE, arr(dtype=I32), arr(), arr()), 161002, "gradOutput", "must equal")
+    expect(err(MSE, arr(dtype=I32), arr(dtype=I32), arr(dtype=I32)), 161002, "self", "int32", "not supported")
+
+
+def test_mse_dtype_checked_before_reduction() -> None:
+    expect(err(MSE, arr(dtype=H), arr(), arr(), reduction=9), 161002, "must equal")
+    expect(err(L1, arr(dtype=I32), arr(dtype=I32), arr(dtype=I32), reduction=9), 161002, "reduction")
+
+
+@pytest.mark.parametrize("role", [0, 1, 2])
+def test_smooth_l1_and_kl_check_each_dtype(role: int) -> None:
+    for op in (SL1, KL):
+        args = [arr(), arr(), arr()]
+        args[role] = arr(dtype=I32)
+        expect(err(op, *args), 161002, NAMES[op][role], "int32", "not supported")
+
+
+def test_kl_self_must_cast_to_out() -> None:
+    expect(err(KL, out_dtype="int32"), 161002, "out", "self's dtype", "cannot be cast")
+
+
+def test_kl_mixed_float_inputs_are_fine() -> None:
+    call = ok(KL, arr(dtype=H), arr(dtype=B), arr())
+    assert call.out_dtype.label == "bfloat16"
+
+
+# -- rank -----------------------------------------------------------------------------------------------------------
+
+RANK9 = (1,) * 9
+
+
+@pytest.mark.parametrize("op", list(NAMES))
+@pytest.mark.parametrize("role", [0, 1, 2])
+def test_rank_nine(op: str, role: int) -> None:
+    args = [arr((1,)), arr((1,)), arr((1,))]
+    args[role] = arr(RANK9)
+    expect(err(op, *args), 161002, NAMES[op][role], "rank 9", "maximum of 8")
+
+
+@pytest.mark.parametrize("op, out_name", [(L1, "gradInput"), (KL, "out")])
+def test_rank_nine_output(op: str, out_name: str) -> None:
+    expect(err(op, arr((1,)), arr((1,)), arr((1,)), out_shape=RANK9), 161002, out_name, "rank 9")
+
+
+@pytest.mark.parametrize("op", list(NAMES))
+def test_rank_eight_is_fine(op: str) -> None:
+    assert ok(op, arr((1,) * 8), arr((2,) * 8), arr((2,) * 8)).iter_shape == (2,) * 8
+
+
+# -- shapes ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op", [L1, MSE, SL1])
+def test_grad_and_self_not_broadcastable(op: str) -> None:
+    expect(err(op, arr((2, 3)), arr((4, 3)), arr((3,))), 161002, NAMES[op][0], "self", "not broadcastable")
+
+
+@pytest.mark.parametrize("op", [L1, MSE, SL1])
+def test_target_not_broadcastable(op: str) -> None:
+    expect(err(op, arr((2, 3)), arr((2, 3)), arr((2,))), 161002, "target", "not broadcastable")
+
+
+@pytest.mark.parametrize("op, out_name", [(L1, "gradInput"), (MSE, "out"), (SL1, "gradInput")])
+def test_out_shape_must_equal_the_broadcast(op: str, out_name: str) -> None:
+    expect(err(op, arr((2, 1)), arr((3,)), arr((3,)), out_shape=(3,)), 161002, out_name, "(3,)", "(2, 3)",
+           "broadcast shape")
+    assert ok(op, arr((2, 1)), arr((3,)), arr((3,)), out_shape=(2, 3)).out_shape == (2, 3)
+
+
+def test_kl_self_and_target_not_broadcastable() -> None:
+    expect(err(KL, arr((2,)), arr((2, 3)), arr((4, 3))), 161002, "self", "target", "not broadcastable")
+
+
+@pytest.mark.parametrize("grad_shape", [(2, 3, 4), (5,), (1, 3, 4), (2, 4)])
+def test_kl_grad_must_not_enlarge_the_broadcast(grad_shape) -> None:
+    expect(err(KL, arr(grad_shape), arr((3, 4)), arr((3, 1))), 161002, "gradOutput", "must broadcast into",
+           "(3, 4)")
+
+
+def test_kl_out_shape_must_equal_self() -> None:
+    expect(err(KL, arr((2, 3)), arr((2, 1)), arr((2, 3)), out_shape=(2, 3)), 161002, "out", "self's shape",
+           "(2, 1)")
+    assert ok(KL, arr((2, 3)), arr((2, 1)), arr((2, 3)), out_shape=(2, 1)).out_shape == (2, 1)
+
+
+def test_kl_grad_smaller_than_the_broadcast_is_fine() -> None:
+    assert ok(KL, arr(()), arr((2, 1)), arr((2, 3))).iter_shape == (2, 3)
+    assert ok(KL, arr((1, 3)), arr((2, 1)), arr((2, 3))).out_shape == (2, 1)
+
+
+# -- beta -------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("beta", [-1.0, -1e-30, float("nan"), float("-inf")])
+def test_beta_must_be_non_negative_and_not_nan(beta: float) -> None:
+    expect(err(SL1, attrs={"beta": beta}), 161002, "beta", ">= 0", "not NaN")
+
+
+@pytest.mark.parametrize("beta", [0.0, -0.0, 1e-40, 1.0, float("inf")])
+def test_beta_accepted(beta: float) -> None:
+    assert ok(SL1, attrs={"beta": beta}).attrs["beta"] == beta
+
+
+def test_beta_checked_after_dtypes_and_reduction_and_before_shapes() -> None:
+    expect(err(SL1, reduction=5, attrs={"beta": -1.0}), 161002, "reduction")
+    expect(err(SL1, arr(dtype=np.float64), attrs={"beta": -1.0}), 161002, "float64")
+    expect(err(SL1, arr((2,)), arr((3,)), arr((4,)), attrs={"beta": -1.0}), 161002, "beta")
+
+
+def test_beta_of_wrong_type_and_unknown_attribute() -> None:
+    expect(err(SL1, attrs={"beta": "1"}), 161002, "beta", "real number")
+    expect(err(SL1, attrs={"sigma": 1.0}), 161002, "sigma", "no attribute")
+
+
+# -- empty --------------------------------------------------------------------------------------------------------
+
+def test_kl_mean_over_an_empty_broadcast_is_a_tiling_error() -> None:
+    e = err(KL, arr(()), arr((2, 1)), arr((0, 2, 3)), "mean")
+    expect(e, 561002, "mean", "0")
+    e = err(KL, arr(()), arr((1, 3)), arr((0, 3)), 3)                 # batchmean over a dim 0 of size 0
+    expect(e, 561002, "batchmean")
+    assert not ok(KL, arr(()), arr((2, 1)), arr((0, 2, 3)), "sum").launch
+
+
+@pytest.mark.parametrize("op", [L1, MSE, SL1])
+def test_empty_inputs_do_not_launch_even_for_mean(op: str) -> None:
+    call = ok(op, arr((1, 0, 1, 2)), arr((1, 1, 0, 2)), arr((1, 0, 1, 2)), "mean")
+    assert not call.launch and call.out_shape == (1, 0, 0, 2)
+
+
+def test_kl_empty_self_does_not_launch() -> None:
+    call = ok(KL, arr((0,)), arr((0,)), arr((1,)), "mean")
+    assert not call.launch and call.out_shape == (0,)
+
+
+# -- the golden raises the same errors ----------------------------------------------------------------------------
+
+def test_golden_entry_points_raise_validation_errors() -> None:
+    with pytest.raises(LossGradError) as info:
+        golden.l1_loss_backward(arr(), arr(), arr(), 3)
+    assert info.value.code == 161002
+    with pytest.raises(LossGradError) as info:
+        golden.smooth_l1_loss_backward(arr(), arr(), arr(), "mean", -0.5)
+    assert info.value.code == 161002 and "beta" in str(info.value)
+    with pytest.raises(LossGradError) as info:
+        golden.kl_div_backward(arr(dtype=B), arr(dtype=B), arr(dtype=B), soc="Ascend310P3")
+    assert info.value.code == 161002
+    with pytest.raises(LossGradError) as info:
+        golden.mse_loss_backward(arr(), arr(), arr(), soc="Ascend999")
+    assert info.value.code == 161002 and "soc" in str(info.value)
+
+
+def test_l1_cast_check_precedes_the_support_list() -> None:
+    # promoted float64 (unsupported) and an int32 gradInput: CanCast fails first (ops_semantics §1.2 step 3)
+    expect(err(L1, arr(dtype=np.float64), arr(), arr(), out_dtype="int32"), 161002, "gradInput", "cannot be cast")
+
+
+def test_kl_out_dtype_may_differ_from_self() -> None:
+    # the doc says "self/out dtype mismatch"; the code only requires that self casts to out (ops_semantics §4.2)
+    assert ok(KL, out_dtype="float16").out_dtype.label == "float16"
