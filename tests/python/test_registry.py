@@ -1,0 +1,238 @@
+"""The registry is the only place per-op facts live, and it is internally consistent.
+
+Part 1 scans the package's code (string constants, tuple/list/set/dict displays and divisions; docstrings and
+comments are prose and are not scanned) for per-op facts restated outside registry.py: op names and kernel names,
+attribute names of the aclnn/kernel APIs, dtype support lists, product-line support tables, MSE's numerator-2 and
+batchmean's dim-0 divisions. Part 2 checks the registry entries against each other, the SoC table, the golden's
+signatures and the spec's quick-comparison table (ops_semantics §7).
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import lossgrad.golden as golden
+from lossgrad import socs
+from lossgrad.dtypes import KERNEL_DTYPES, DType
+from lossgrad.registry import (ALL_LINES, OPS, Check, Divisor, EmptyRule, OutputShape, Promotion, Reduction,
+                               get_op)
+
+PACKAGE = Path(golden.__file__).resolve().parents[1]
+REGISTRY = PACKAGE / "registry.py"
+FLOAT_MEMBERS = {"FLOAT32", "FLOAT16", "BFLOAT16"}
+
+
+def _per_op_words() -> dict[str, str]:
+    """Identifiers that name one op (or one op's attribute) and so belong to the registry only."""
+    words: dict[str, str] = {}
+    for op in OPS.values():
+        for word in (op.name, op.aclnn, op.cann_op_type, op.custom_op_type, op.entry_name):
+            words[word] = op.name
+        for a in op.attrs:
+            for word in {a.aclnn_name, a.kernel_attr} - {a.name}:
+                words[word] = op.name
+    return words
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def _is_dtype_member(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in FLOAT_MEMBERS and \
+        isinstance(node.value, ast.Name) and node.value.id == "DType"
+
+
+def _is_dim0(node: ast.AST) -> bool:
+    """x.shape[0], shape[0], x.size(0)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+        v = node.value
+        return (isinstance(v, ast.Attribute) and v.attr == "shape") or (isinstance(v, ast.Name) and "shape" in v.id)
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0)
+
+
+def _exempt_nodes(tree: ast.AST) -> set[int]:
+    """Docstrings, the strings of `__all__` (public function names), and membership tests (`d in (A, B)`)."""
+    ids = _docstring_nodes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            ids.update(id(n) for n in ast.walk(node.value))
+        elif isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops):
+            ids.update(id(n) for n in node.comparators)
+    return ids
+
+
+def _mentions(text: str, word: str) -> bool:
+    inner = "A-Za-z0-9_" if ("_" in word or word.islower()) else "A-Za-z0-9"  # snake_case words include "_"
+    return re.search(rf"(?<![{inner}]){re.escape(word)}(?![{inner}])", text) is not None
+
+
+def violations(source: str, filename: str) -> list[str]:
+    tree = ast.parse(source, filename)
+    exempt = _exempt_nodes(tree)
+    words = _per_op_words()
+    found = []
+    for node in ast.walk(tree):
+        where = f"{filename}:{getattr(node, 'lineno', '?')}"
+        if id(node) in exempt:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for word, op in words.items():
+                if _mentions(node.value, word):
+                    found.append(f"{where}: {word!r} ({op}) in a string")
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            if sum(_is_dtype_member(e) for e in node.elts) >= 2 and not filename.endswith("dtypes.py"):
+                found.append(f"{where}: a dtype support list")
+        elif isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if len(keys & set(ALL_LINES)) >= 2 and all(isinstance(v, ast.Constant) and isinstance(v.value, bool)
+                                                       for v in node.values):
+                found.append(f"{where}: a product-line support table")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+            if isinstance(node.left, ast.Constant) and node.left.value == 2:
+                found.append(f"{where}: a numerator-2 division (MSE's coefficient)")
+            if _is_dim0(node.right):
+                found.append(f"{where}: a division by dim 0 (batchmean's divisor)")
+    return found
+
+
+def test_no_per_op_facts_outside_the_registry() -> None:
+    files = sorted(p for p in PACKAGE.rglob("*.py") if p != REGISTRY)
+    assert len(files) >= 5
+    found = [v for p in files for v in violations(p.read_text(), str(p.relative_to(PACKAGE)))]
+    assert not found, "per-op facts restated outside registry.py:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("snippet, what", [
+    ('NAME = "aclnnMseLossBackward"', "aclnnMseLossBackward"),
+    ('k = f"{x}_L1LossGrad"', "L1LossGrad"),
+    ('attrs = {"sigma": 1.0}', "sigma"),
+    ('if op == "kl_div_backward": pass', "kl_div_backward"),
+    ("SUPPORT = (DType.FLOAT32, DType.FLOAT16)", "dtype support list"),
+    ('LINES = {"950": True, "310P": False}', "product-line support table"),
+    ("c = 2.0 / n", "numerator-2"),
+    ("c = 1 / x.shape[0]", "dim 0"),
+])
+def test_the_scanner_finds_planted_facts(snippet: str, what: str) -> None:
+    found = violations(snippet, "planted.py")
+    assert found and what in found[0]
+
+
+def test_the_scanner_ignores_prose_and_generic_code() -> None:
+    clean = ('"""Docstring naming aclnnL1LossBackward and 2 / N."""\nx = n / 2  # comment: L1LossGrad\ny = 2 * n / c\n'
+             '__all__ = ["l1_loss_backward"]\nif d in (DType.FLOAT16, DType.BFLOAT16): pass\nz = "my_sigma_x"\n')
+    assert violations(clean, "clean.py") == []
+
+
+# -- registry consistency ---------------------------------------------------------------------------------------------
+
+def test_entries_and_lookup() -> None:
+    assert list(OPS) == ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward"]
+    for key, op in OPS.items():
+        assert key == op.name
+        for alias in (op.name, op.aclnn, op.custom_op_type, op.cann_op_type, op.template, f" {op.name} "):
+            assert get_op(alias) is op
+        assert get_op(op) is op
+    with pytest.raises(KeyError):
+        get_op("huber_loss_backward")
+
+
+@pytest.mark.parametrize("field", ["aclnn", "cann_op_type", "custom_op_type", "template", "entry_name"])
+def test_names_are_unique(field: str) -> None:
+    values = [getattr(op, field) for op in OPS.values()]
+    assert len(set(values)) == len(values)
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
+def test_entry_names(op) -> None:
+    assert op.aclnn.startswith("aclnn") and op.aclnn.endswith("Backward")
+    assert op.custom_op_type.endswith("Custom") and op.custom_op_type != op.cann_op_type
+    assert re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", op.entry_name), op.entry_name
+    assert op.entry_name.replace("_", "") == op.custom_op_type.lower()
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
+def test_aclnn_parameter_order(op) -> None:
+    p = op.aclnn_params
+    assert p[0].startswith("grad") and p[1:4] == ("self", "target", "reduction")
+    assert p[4:-1] == tuple(a.aclnn_name for a in op.attrs)
+    assert p[-1] == op.output_param and op.output_param in ("gradInput", "out")
+    assert set(op.rank_checked) <= set(p[:3]) | {op.output_param}
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
+def test_golden_signature_mirrors_aclnn(op) -> None:
+    params = list(inspect.signature(getattr(golden, op.name)).parameters.values())
+    positional = [q.name for q in params if q.kind is q.POSITIONAL_OR_KEYWORD]
+    assert positional == ["grad_output", "self", "target", "reduction"] + [a.name for a in op.attrs]
+    defaults = {q.name: q.default for q in params}
+    assert defaults["reduction"] == "mean"
+    for a in op.attrs:
+        assert defaults[a.name] == a.default
+    assert {"out_dtype", "soc", "compute"} <= {q.name for q in params if q.kind is q.KEYWORD_ONLY}
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
+def test_every_product_line_and_arch(op) -> None:
+    assert set(op.docs_support) == set(op.ours_support) == set(ALL_LINES) == set(socs.product_lines())
+    assert set(op.dtype_support) == set(socs.ARCHS)
+    for arch_id, dts in op.dtype_support.items():
+        assert set(dts) <= set(KERNEL_DTYPES) and {DType.FLOAT32, DType.FLOAT16} <= set(dts)
+        assert (DType.BFLOAT16 in dts) == socs.ARCHS[arch_id].bf16_io  # bf16 where the arch can move/cast it
+    for soc in socs.SOCS.values():
+        assert op.supported_dtypes(soc.arch.npu_arch)
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
+def test_checks_agree_with_the_other_fields(op) -> None:
+    c = op.checks
+    assert c[0] is Check.NULL and Check.RANK in c and len(set(c)) == len(c)
+    assert (Check.REDUCTION in c) == op.reduction_validated
+    assert (Check.BETA in c) == any(a.minimum is not None for a in op.attrs)
+    assert (Check.KL_SHAPES in c) == (op.output_shape is OutputShape.SELF)
+    assert (Check.BROADCAST_ALL in c) == (op.output_shape is OutputShape.BROADCAST_ALL)
+    dtype_check = {Promotion.PROMOTE_ALL: Check.PROMOTE, Promotion.SAME_AS_SELF: Check.SAME_DTYPE,
+                   Promotion.EACH_SUPPORTED: Check.EACH_SUPPORTED}[op.promotion]
+    assert dtype_check in c
+    assert op.default_out_dtype == ("promoted" if op.promotion is Promotion.PROMOTE_ALL else "self")
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
+def test_reductions_and_divisors(op) -> None:
+    assert {Reduction.NONE, Reduction.MEAN, Reduction.SUM} <= set(op.reductions)
+    assert (Reduction.BATCHMEAN in op.reductions) == (op.batchmean_divisor is not None)
+    assert op.mean_divisor is not None and op.coefficient > 0
+    assert (op.empty_rule is EmptyRule.SELF_ONLY) == (op.output_shape is OutputShape.SELF)
+    assert sorted(io.role for io in op.kernel_inputs) == ["grad", "self", "target"]
+    assert op.formula and any("ops_semantics.md §" in s for s in op.sources)
+
+
+# the spec's quick-comparison table (ops_semantics §7), restated here on purpose as an independent check
+SPEC_TABLE = {
+    "l1_loss_backward": (1.0, Divisor.OUTPUT_NUMEL, None, ("grads", "predict", "label"), True, EmptyRule.ANY_INPUT),
+    "mse_loss_backward": (2.0, Divisor.SELF_NUMEL, None, ("predict", "label", "dout"), True, EmptyRule.ANY_INPUT),
+    "smooth_l1_loss_backward": (1.0, Divisor.SELF_NUMEL, None, ("predict", "label", "dout"), True,
+                                EmptyRule.ANY_INPUT),
+    "kl_div_backward": (1.0, Divisor.SELF_TARGET_NUMEL, Divisor.SELF_TARGET_DIM0, ("grad", "input", "target"), False,
+                        EmptyRule.SELF_ONLY),
+}
+
+
+@pytest.mark.parametrize("name", SPEC_TABLE)
+def test_registry_matches_the_spec_table(name: str) -> None:
+    op = OPS[name]
+    coef, mean, batchmean, kernel_inputs, validated, empty = SPEC_TABLE[name]
+    assert (op.coefficient, op.mean_divisor, op.batchmean_divisor) == (coef, mean, batchmean)
+    assert tuple(io.proto for io in op.kernel_inputs) == kernel_inputs
+    assert op.reduction_validated == validated and op.empty_rule is empty
