@@ -236,3 +236,21 @@ def test_registry_matches_the_spec_table(name: str) -> None:
     assert (op.coefficient, op.mean_divisor, op.batchmean_divisor) == (coef, mean, batchmean)
     assert tuple(io.proto for io in op.kernel_inputs) == kernel_inputs
     assert op.reduction_validated == validated and op.empty_rule is empty
+
+
+def _doc_row(label: str) -> list[str]:
+    doc = (PACKAGE.parents[1] / "docs" / "semantics.md").read_text()
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0].startswith(label):
+            return cells[1:]
+    raise AssertionError(f"row {label!r} not in docs/semantics.md")
+
+
+def test_docs_semantics_table_matches_the_registry() -> None:
+    products = _doc_row("aclnn doc products")
+    coefficients = _doc_row("c (none, sum)")
+    assert len(products) == len(coefficients) == len(OPS)
+    for op, marks, coef in zip(OPS.values(), products, coefficients):
+        assert marks.split() == ["✓" if op.docs_support[line] else "✗" for line in ("950", "A3", "A2", "310P", "910")]
+        assert float(coef) == op.coefficient
