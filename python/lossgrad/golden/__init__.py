@@ -61,10 +61,14 @@ def _sum_to_shape(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return values.reshape(shape)
 
 
-def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
-    """Evaluate an already-validated Call; a new array of `call.out_shape` and `call.out_dtype`."""
+def _check_mode(compute: str) -> None:
     if compute not in _WORK_DTYPE:
         raise ValueError(f"compute: expected one of {', '.join(COMPUTE_MODES)}, got {compute!r}")
+
+
+def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
+    """Evaluate an already-validated Call; a new array of `call.out_shape` and `call.out_dtype`."""
+    _check_mode(compute)
     out_np = call.out_dtype.np_dtype
     if not call.launch:  # aclnn returns early; an empty output, or zeros when the summed space is empty
         return np.zeros(call.out_shape, dtype=out_np)
@@ -83,8 +87,7 @@ def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
 
 def _run(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None,
          out_dtype: "DType | str | np.dtype | None", soc: "str | Soc | None", compute: str) -> np.ndarray:
-    if compute not in _WORK_DTYPE:
-        raise ValueError(f"compute: expected one of {', '.join(COMPUTE_MODES)}, got {compute!r}")
+    _check_mode(compute)  # before validation, so a bad mode is reported even for an invalid call
     call = validate(op, grad_output, self_, target, reduction, attrs, out_dtype=out_dtype, soc=soc)
     return compute_call(call, compute)
 
