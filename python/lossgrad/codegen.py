@@ -1,0 +1,119 @@
+"""Render the Ascend C kernels (op_kernel/*.j2) and the shared tiling header.
+
+One kernel source per op: element types are either concrete (a dtype combination, for the twin and kernel-launch
+builds) or CANN's DTYPE_<NAME> macros (custom-op packages, which compile one source per dtype combination);
+architecture differences are preprocessor branches on __NPU_ARCH__, so the same file builds for every SoC.
+Rendering is deterministic: the same inputs give byte-identical files.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import jinja2
+
+from .dtypes import DType
+from .registry import OpSpec, OutputShape, get_op
+from .socs import ARCHS
+from .tiling import KEY_GRAD_SCALAR, KEY_KL_REDUCE
+from .tiling import data as tiling_data
+from .tiling import ub_plan as buffer_plan
+
+ROLES = ("grad", "self", "target", "out")
+TILING_HEADER = "lossgrad_tiling_data.h"
+
+
+def template_dir() -> Path:
+    """op_kernel/ of the source tree (the package is used from a checkout: pip install -e .)."""
+    override = os.environ.get("LOSSGRAD_OP_KERNEL_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "op_kernel"
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir())), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
+
+
+def _class_name(op: OpSpec) -> str:
+    return op.custom_op_type.replace("Custom", "") + "Kernel"
+
+
+def _types(op: OpSpec, dtypes: Mapping[str, DType] | None) -> dict[str, str]:
+    if dtypes is not None:
+        return {r: dtypes[r].cpp for r in ROLES}
+    protos = {io.role: io.proto for io in op.kernel_inputs}
+    protos["out"] = op.kernel_output
+    return {r: f"DTYPE_{protos[r].upper()}" for r in ROLES}
+
+
+def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None) -> str:
+    """The kernel source for `op`: concrete element types from `dtypes` (roles grad/self/target/out), or CANN's
+    DTYPE_ macros when `dtypes` is None."""
+    spec = get_op(op)
+    reduces = spec.output_shape is OutputShape.SELF
+    variants = [(0, False, False), (KEY_GRAD_SCALAR, True, False)]
+    if reduces:
+        variants += [(KEY_KL_REDUCE, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, True, True)]
+    args = {io.role: io.proto for io in spec.kernel_inputs}
+    if dtypes is None:
+        note = "Element types come from CANN's DTYPE_<NAME> macros (one build per dtype combination)."
+    else:
+        note = "Element types: " + ", ".join(f"{r} {dtypes[r].label}" for r in ROLES) + "."
+    return _env().get_template("kernel.cpp.j2").render(
+        op=spec, class_name=_class_name(spec), dtype_note=note, types=_types(spec, dtypes), role_args=args,
+        buffers=buffer_plan.buffers(spec, grad_scalar=False, npu_arch=2201),
+        mask_div=8, mask_div_chunked=buffer_plan.MASK_CHUNKED_DIV,
+        mask_work=buffer_plan.MASK_WORK, mask_const=buffer_plan.MASK_CONST,
+        uses_consts=any(b.when == buffer_plan.MASK_CONST for b in buffer_plan.OP_SCRATCH[spec.template]),
+        reads_self=spec.kernel_reads_self, reduces=reduces, variants=variants,
+        kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
+    )
+
+
+def tiling_header() -> str:
+    return tiling_data.c_header()
+
+
+def _write(path: Path, text: str) -> None:
+    if path.exists() and path.read_text() == text:
+        return
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_kernel(out_dir: "str | os.PathLike[str]", op: "str | OpSpec",
+                 dtypes: Mapping[str, DType] | None = None) -> Path:
+    """Write `<entry>.cpp` and the tiling header into out_dir; returns the kernel path."""
+    spec = get_op(op)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / TILING_HEADER, tiling_header())
+    path = out / f"{spec.entry_name}.cpp"
+    _write(path, render_kernel(spec, dtypes))
+    return path
+
+
+def cached_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType], cache_root: Path) -> Path:
+    """Render into a content-addressed directory (concurrent renders of the same kernel are safe)."""
+    spec = get_op(op)
+    text = render_kernel(spec, dtypes)
+    header = tiling_header()
+    key = hashlib.sha256((text + header).encode()).hexdigest()[:24]
+    out = cache_root / "kernels" / key
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / TILING_HEADER, header)
+    path = out / f"{spec.entry_name}.cpp"
+    _write(path, text)
+    return path
+
+
+def render_sources(out_dir: "str | os.PathLike[str]", ops: Iterable["str | OpSpec"]) -> list[Path]:
+    """Package form (DTYPE_ macros) of each op's kernel plus the shared header, for CANN builds."""
+    return [write_kernel(out_dir, op, None) for op in ops]
