@@ -125,6 +125,7 @@ inline void ResetCore(CoreState& c, int idx, int num) {
     c.allocatedEvents.clear();
     c.padValueSet = false;
     c.epochs = 0;
+    c.vmask = VectorMaskState{};
     c.counters = CoreCounters{};
 }
 

@@ -49,6 +49,12 @@ struct BlockState {
     uint16_t rapi[P_COUNT] = {0, 0, 0, 0};
 };
 
+// What one pipe knows to be complete of every pipe's work (a vector clock). Synchronisation is transitive: when
+// V waited for MTE2 and MTE3 then waits for V, MTE3 also knows MTE2's earlier work is complete.
+struct Knowledge {
+    uint64_t done[P_COUNT] = {0, 0, 0, 0};
+};
+
 // ----------------------------------------------------------------------------------------------------------------
 // Counters
 // ----------------------------------------------------------------------------------------------------------------
@@ -94,12 +100,24 @@ struct Slot {
     SlotState state = SlotState::FREE;
     uint32_t epoch = 0;         // renewed on alloc/free so stale LocalTensor handles are caught
     const void* owner = nullptr;
-    uint64_t freeRecord = 0;    // producer-side sequence recorded at FreeTensor (WAR sync for the next AllocTensor)
+    Knowledge freeRecord;       // consumer's knowledge at FreeTensor (WAR sync for the next AllocTensor)
 };
 
 struct Flag {
     bool set = false;
-    uint64_t seq = 0;
+    Knowledge know;             // the source pipe's knowledge when the flag was set
+};
+
+// The vector mask register (SetVectorMask / SetMaskCount / SetMaskNorm) and the 128-bit CMPMASK register.
+// `valid` is the twin's strictness addition: a level-0 call with isSetMask=false may only use a mask the kernel set
+// itself since the last reset (level-2 APIs end with ResetMask + SetMaskNorm, clobbering any user mask).
+struct VectorMaskState {
+    bool counter = false;          // MaskMode::COUNTER (SetMaskCount) vs NORMAL
+    uint64_t hi = ~0ull, lo = ~0ull;
+    bool valid = false;
+    const char* resetBy = "kernel start";
+    uint64_t cmp[2] = {0, 0};
+    bool cmpValid = false;
 };
 
 struct CoreState {
@@ -118,6 +136,7 @@ struct CoreState {
     uint64_t padValueBits = 0;
     uint32_t padValueSize = 0;
     uint32_t epochs = 0;               // epoch source: never reused within a launch
+    VectorMaskState vmask;
     CoreCounters counters;
 };
 
@@ -283,6 +302,20 @@ inline void NextOp(int pipe) { Core().seq[pipe] += 1; }
 inline void SyncPipes(int from, int to, uint64_t seq) {
     uint64_t& s = Core().sync[from][to];
     if (seq > s) s = seq;
+}
+
+// Everything `pipe` knows to be complete, including its own issued work (what a flag or EnQue it signals conveys).
+inline Knowledge Snapshot(int pipe) {
+    CoreState& c = Core();
+    Knowledge k;
+    for (int p = 0; p < P_COUNT; ++p) k.done[p] = p == pipe ? c.seq[p] - 1 : c.sync[p][pipe];
+    return k;
+}
+
+// `pipe` waited for a signal carrying `k`.
+inline void Acquire(int pipe, const Knowledge& k) {
+    for (int p = 0; p < P_COUNT; ++p)
+        if (p != pipe) SyncPipes(p, pipe, k.done[p]);
 }
 
 inline void BarrierAll() {

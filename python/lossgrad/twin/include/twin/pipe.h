@@ -61,7 +61,7 @@ inline void SetFlagImpl(AscendC::HardEvent e, int id) {
     int from, to;
     EventPipes(e, from, to);
     f.set = true;
-    f.seq = from < P_COUNT ? c.seq[from] - 1 : 0;  // everything the source pipe issued so far
+    f.know = from < P_COUNT ? Snapshot(from) : Knowledge{};  // the source pipe's issued work and what it knows
 }
 
 inline void WaitFlagImpl(AscendC::HardEvent e, int id) {
@@ -73,7 +73,7 @@ inline void WaitFlagImpl(AscendC::HardEvent e, int id) {
               static_cast<int>(e), id);
     int from, to;
     EventPipes(e, from, to);
-    if (from < P_COUNT && to < P_COUNT) SyncPipes(from, to, f.seq);
+    if (from < P_COUNT && to < P_COUNT) Acquire(to, f.know);
     f.set = false;
 }
 
@@ -131,7 +131,7 @@ public:
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
         s.state = twin::SlotState::ENQUEUED;
-        queue_.push_back({tensor.TwinRef().slot, twin::Core().seq[producer] - 1});
+        queue_.push_back({tensor.TwinRef().slot, twin::Snapshot(producer)});
         if (src == TPosition::VECOUT) twin::Counters().tiles += 1;
         return true;
     }
@@ -144,7 +144,7 @@ public:
         twin::Slot& s = twin::Core().slots[e.slot];
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
-        twin::SyncPipes(producer, consumer, e.seq);
+        twin::Acquire(consumer, e.know);
         s.state = twin::SlotState::DEQUEUED;
         return LocalTensor<T>::TwinMake({s.addr, s.len, e.slot, s.epoch, s.pos});
     }
@@ -152,13 +152,19 @@ public:
 
     template <typename T> void FreeTensor(LocalTensor<T>& tensor) {
         const char* api = "TQue::FreeTensor";
+        // A stale handle to one of this queue's buffers means it was freed before (Own would call it a use after free).
+        const twin::TensorRef& r = tensor.TwinRef();
+        if (r.slot >= 0 && r.slot < static_cast<int32_t>(twin::Core().slots.size()) &&
+            twin::Core().slots[r.slot].epoch != r.epoch &&
+            std::find(slots_.begin(), slots_.end(), r.slot) != slots_.end())
+            twin::Fault(api, "double free: this tensor was already freed by an earlier FreeTensor");
         twin::Slot& s = Own(api, tensor.TwinRef());
         if (s.state == twin::SlotState::ENQUEUED)
             twin::Fault(api, "tensor is still enqueued: DeQue it before FreeTensor");
         if (s.state == twin::SlotState::FREE) twin::Fault(api, "double free");
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
-        s.freeRecord = twin::Core().seq[consumer] - 1;  // the consumer's reads must finish before reuse
+        s.freeRecord = twin::Snapshot(consumer);  // the consumer's reads must finish before reuse
         s.state = twin::SlotState::FREE;
         s.epoch = twin::NewEpoch();
     }
@@ -181,7 +187,7 @@ public:
 private:
     struct Entry {
         int32_t slot;
-        uint64_t seq;
+        twin::Knowledge know;
     };
 
     template <typename T> LocalTensor<T> Alloc(const char* api) {
@@ -200,7 +206,7 @@ private:
             if (s.state == twin::SlotState::FREE) {
                 int producer, consumer;
                 twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
-                twin::SyncPipes(consumer, producer, s.freeRecord);
+                twin::Acquire(producer, s.freeRecord);
                 s.state = twin::SlotState::ALLOCATED;
                 twin::PoisonUb(s.addr, s.len);
                 return LocalTensor<T>::TwinMake({s.addr, s.len, id, s.epoch, s.pos});

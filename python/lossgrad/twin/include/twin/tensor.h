@@ -99,6 +99,7 @@ public:
         LocalTensor out = *this;
         out.ref_.addr += static_cast<uint32_t>(bytes);
         out.ref_.len -= static_cast<uint32_t>(bytes);
+        out.capacity_ = capacity_ > bytes ? capacity_ - static_cast<uint32_t>(bytes) : 0;
         return out;
     }
 
@@ -131,6 +132,7 @@ public:
     template <typename CAST_T> LocalTensor<CAST_T> ReinterpretCast() const {
         LocalTensor<CAST_T> out;
         out.ref_ = ref_;
+        out.capacity_ = capacity_;
         return out;
     }
 

@@ -55,6 +55,16 @@ template <typename C> inline C VMin(C a, C b) {
     return a < b ? a : b;
 }
 
+// Integer division by zero (or INT_MIN / -1) has no defined result; on the host it would kill the process.
+template <typename C> inline C VDiv(C a, C b) {
+    if constexpr (std::is_integral<C>::value) {
+        if (b == 0) Fault("Div", "integer division by zero");
+        if (std::is_signed<C>::value && b == C(-1) && a == std::numeric_limits<C>::lowest())
+            Fault("Div", "integer division overflow (INT_MIN / -1)");
+    }
+    return a / b;
+}
+
 template <typename T, typename F> inline auto Elementwise2(F f) {
     return [f](T a, T b) { return Store<T>(f(Load(a), Load(b))); };
 }
@@ -74,7 +84,7 @@ namespace AscendC {
 TWIN_BINARY(Add, kAddSubOk, a + b)
 TWIN_BINARY(Sub, kAddSubOk, a - b)
 TWIN_BINARY(Mul, kMulOk, a * b)
-TWIN_BINARY(Div, kDivOk, a / b)
+TWIN_BINARY(Div, kDivOk, twin::VDiv(a, b))
 TWIN_BINARY(Max, kMaxMinOk, twin::VMax(a, b))
 TWIN_BINARY(Min, kMaxMinOk, twin::VMin(a, b))
 #undef TWIN_BINARY
@@ -86,11 +96,13 @@ TWIN_BINARY(Min, kMaxMinOk, twin::VMin(a, b))
                      const int32_t& count) {                                                                          \
         static_assert(twin::OK<T>, #NAME ": element type not supported on this NpuArch (ascendc_api.md §2.6)");       \
         auto s = twin::Load(scalarValue);                                                                             \
-        twin::Unary2(#NAME, dst, src, count, [s](T v) {                                                               \
+        /* isSetMask=false: the count is the kernel's counter-mode mask (the count argument is ignored). */          \
+        const int64_t n = isSetMask ? static_cast<int64_t>(count) : twin::CounterMaskCount(#NAME);                   \
+        twin::Unary2(#NAME, dst, src, n, [s](T v) {                                                                   \
             auto a = twin::Load(v);                                                                                   \
             auto b = s;                                                                                               \
             return twin::Store<T>(EXPR);                                                                              \
-        });                                                                                                           \
+        }, isSetMask);                                                                                                \
     }
 
 TWIN_SCALAR(Adds, kAddsMulsOk, a + b)

@@ -58,6 +58,30 @@ inline void RequireCount(const char* api, int64_t count) {
         Fault(api, "count 0: a zero-length call is not guaranteed to be a no-op on NpuArch 3510");
 }
 
+// Level-2 APIs run in counter mode: they set the mask internally and end with ResetMask + SetMaskNorm, so any mask
+// the kernel set for later isSetMask=false calls is gone afterwards.
+inline void Level2MaskReset(const char* api) {
+    VectorMaskState& m = Core().vmask;
+    m.counter = false;
+    m.hi = m.lo = ~0ull;
+    m.valid = false;
+    m.resetBy = api;
+}
+
+// The element count of a level-2 call made with isSetMask=false: the kernel's own counter-mode mask.
+inline int64_t CounterMaskCount(const char* api) {
+    const VectorMaskState& m = Core().vmask;
+    if (!m.counter)
+        Fault(api, "isSetMask=false on a level-2 call uses the counter-mode mask: call SetMaskCount() and "
+                   "SetVectorMask<T, MaskMode::COUNTER>(count) first (the mask mode is NORMAL)");
+    if (!m.valid)
+        Fault(api, "isSetMask=false but the mask register was reset by %s after the last SetVectorMask",
+              m.resetBy);
+    if (m.lo > 0x7FFFFFFFull) Fault(api, "counter-mode mask %llu exceeds the int32 count range",
+                                    (unsigned long long)m.lo);
+    return static_cast<int64_t>(m.lo);
+}
+
 // Level-2 operands must coincide exactly with dst or not overlap it at all.
 inline void RequireNoPartialOverlap(const char* api, const char* operand, uint32_t srcAddr, uint64_t srcLen,
                                     uint32_t dstAddr, uint64_t dstLen) {
@@ -88,8 +112,9 @@ inline T* WriteOperand(const char* api, const AscendC::LocalTensor<T>& t, uint64
 // dst[i] = f(src[i]) for i < count (level-2, counter mode).
 template <typename TD, typename TS, typename F>
 inline void Unary2(const char* api, const AscendC::LocalTensor<TD>& dst, const AscendC::LocalTensor<TS>& src,
-                   int64_t count, F f) {
+                   int64_t count, F f, bool setsMask = true) {
     RequireCount(api, count);
+    if (setsMask) Level2MaskReset(api);
     if (count == 0) return;
     uint64_t n = static_cast<uint64_t>(count);
     RequireOperand(api, "dst", dst.TwinRef(), n * sizeof(TD));
@@ -105,6 +130,7 @@ template <typename TD, typename TS, typename F>
 inline void Binary2(const char* api, const AscendC::LocalTensor<TD>& dst, const AscendC::LocalTensor<TS>& src0,
                     const AscendC::LocalTensor<TS>& src1, int64_t count, F f) {
     RequireCount(api, count);
+    Level2MaskReset(api);
     if (count == 0) return;
     uint64_t n = static_cast<uint64_t>(count);
     RequireOperand(api, "dst", dst.TwinRef(), n * sizeof(TD));
@@ -120,6 +146,7 @@ inline void Binary2(const char* api, const AscendC::LocalTensor<TD>& dst, const 
 template <typename TD, typename F>
 inline void Fill2(const char* api, const AscendC::LocalTensor<TD>& dst, int64_t count, F f) {
     RequireCount(api, count);
+    Level2MaskReset(api);
     if (count == 0) return;
     uint64_t n = static_cast<uint64_t>(count);
     RequireOperand(api, "dst", dst.TwinRef(), n * sizeof(TD));
