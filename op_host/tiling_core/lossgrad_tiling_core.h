@@ -1,0 +1,96 @@
+// Portable tiling core of ascend-lossgrad: the one interface between CANN's TilingFunc and our tiling algorithm.
+//
+// This header is declarations only. The implementation (op_host/tiling_core/*.cpp) is plain C++17 with no CANN
+// header, so it builds and is tested on any host, and it must produce byte-for-byte the tiling that
+// lossgrad.tiling.plan(call) computes in Python (TilingPlan.block_dim/.tiling_key/.data/.workspace_bytes).
+//
+// Callers: the generated op_host/<entry_name>.cpp TilingFunc adapters (lossgrad_op_host.h) fill an Inputs from
+// the gert::TilingContext and platform info, call Compute, and copy a successful Result into the context.
+#ifndef LOSSGRAD_TILING_CORE_H_
+#define LOSSGRAD_TILING_CORE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lossgrad_tiling {
+
+constexpr int32_t kMaxRank = 8;              // aclnn's rank limit for every op (registry MAX_RANK)
+constexpr int32_t kNumInputs = 3;            // every op has three tensor inputs (grad, self, target roles)
+constexpr size_t kMaxTilingDataBytes = 1024; // capacity of Result::tiling_data; sizeof(LossGradTilingData) must fit
+constexpr size_t kMessageBytes = 256;
+
+// Which op is being tiled. The value is the op's position in lossgrad.registry.OPS (declaration order); the
+// generated op_host sources static_assert each value against the registry when they are rendered.
+enum class OpId : int32_t {
+    kL1LossBackward = 0,
+    kMseLossBackward = 1,
+    kSmoothL1LossBackward = 2,
+    kKlDivBackward = 3,
+};
+
+// Element types, numbered as ge::DataType / aclDataType (DT_FLOAT = 0, DT_FLOAT16 = 1, DT_BF16 = 27), which is
+// also lossgrad.dtypes.DType.acl_enum. Any other ge::DataType never reaches Compute (the adapter rejects it).
+enum class DataType : int32_t {
+    kFloat32 = 0,
+    kFloat16 = 1,
+    kBFloat16 = 27,
+};
+
+// aclnn's reduction integers (lossgrad.registry.Reduction); the kernel attribute string is mapped to these.
+enum class Reduction : int32_t {
+    kNone = 0,
+    kMean = 1,
+    kSum = 2,
+    kBatchMean = 3,
+};
+
+// One tensor as the kernel sees it: its own (not broadcast) shape, row-major and contiguous.
+// rank 0 is a scalar (numel 1); dims[rank..kMaxRank) are unspecified and must be ignored.
+struct TensorDesc {
+    int32_t rank;
+    int64_t dims[kMaxRank];
+    DataType dtype;
+};
+
+struct Inputs {
+    OpId op;
+    // In the op's kernel input order (registry OpSpec.kernel_inputs, i.e. the OpDef Input() order), not aclnn's
+    // argument order. The role of each position (grad/self/target) is fixed per op by the registry.
+    TensorDesc inputs[kNumInputs];
+    TensorDesc output;
+    Reduction reduction;
+    double beta;       // SmoothL1 only (kernel attr of the registry's beta AttrSpec); 1.0 for the other ops
+    bool log_target;   // KL only; false for the other ops
+    uint32_t core_num; // vector cores a kernel may launch on: PlatformAscendC::GetCoreNumAiv()
+    uint64_t ub_bytes; // UB bytes per core: PlatformAscendC::GetCoreMemSize(CoreMemType::UB, ...)
+    // __NPU_ARCH__ of the target when the platform names it unambiguously (2201 A2/A3, 2002 310P, 1001 910);
+    // 0 when it does not (950, and A3 on CANN versions that give it its own SocVersion). Compute must not need
+    // more than "0 behaves like an arch with DataCopyPad".
+    int32_t npu_arch;
+};
+
+enum class Status : int32_t {
+    kOk = 0,
+    kInvalidArgument = 1, // a shape, dtype, attribute or platform figure the op cannot take
+    kUnsupported = 2,     // valid for aclnn, but this kernel has no tiling for it
+    kInternal = 3,
+};
+
+struct Result {
+    Status status;
+    uint32_t block_dim;       // >= 1 on success (never 0; an empty output still launches one core)
+    uint64_t tiling_key;      // for TILING_KEY_IS() in the kernel
+    uint64_t workspace_bytes; // user workspace only; CANN's system workspace is added by the adapter
+    uint32_t tiling_size;     // bytes of tiling_data in use; == sizeof(LossGradTilingData) on success
+    uint8_t tiling_data[kMaxTilingDataBytes]; // the packed LossGradTilingData (host byte order, as memcpy'd)
+    char message[kMessageBytes];              // NUL-terminated reason when status != kOk
+};
+
+// Computes the tiling for one call. Pure: no I/O, no globals, no CANN calls, thread-safe.
+// On success sets status = kOk and every other field; on failure sets status and message, the rest unspecified.
+// The return value equals out->status (out must not be null).
+Status Compute(const Inputs& in, Result* out);
+
+} // namespace lossgrad_tiling
+
+#endif // LOSSGRAD_TILING_CORE_H_
