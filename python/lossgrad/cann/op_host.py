@@ -1,0 +1,172 @@
+"""Renders the op_host sources of the custom-op package from the op registry.
+
+For each op: ``op_host/<entry_name>.cpp`` (OpDef registration with column-aligned dtype/format lists per compute unit,
+InferShape/InferDataType, and the TilingFunc adapter), plus the shared ``op_host/lossgrad_op_host.h`` and the tiling
+core (``op_host/tiling_core/``: the interface header and whatever implementation files exist). Every per-op fact comes
+from lossgrad.registry and lossgrad.socs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..dtypes import DType
+from ..registry import OPS, OpSpec, OutputShape
+from ..socs import SOCS, product_lines
+from . import templates
+
+HOST_HEADER = "op_host/lossgrad_op_host.h"
+TILING_CORE_DIR = "op_host/tiling_core"
+OP_TEMPLATE = "op_host/op.cpp.j2"
+REDUCTION_ATTR = ("reduction", "String", '"mean"')  # every kernel's first attribute: OPTIONAL string, default mean
+
+Combo = tuple[DType, ...]  # dtypes of the kernel inputs (kernel order) then the output
+
+
+@dataclass(frozen=True)
+class UnitSupport:
+    unit: str          # compute unit (AddConfig / ASCEND_COMPUTE_UNIT)
+    line: str          # product line
+    npu_arch: int
+    combos: tuple[Combo, ...]
+
+
+def camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def op_index(op: OpSpec) -> int:
+    return list(OPS.values()).index(op)
+
+
+def op_enum(op: OpSpec) -> str:
+    """The lossgrad_tiling::OpId enumerator of an op (k + CamelCase of its API name)."""
+    return "k" + camel(op.name)
+
+
+def kernel_combos(op: OpSpec, npu_arch: int) -> tuple[Combo, ...]:
+    """The dtype combinations the kernel is built for on an architecture.
+
+    One column per supported dtype with every tensor of that dtype: aclnn's op_api casts the inputs to one compute
+    dtype before the kernel (ops_semantics.md §1-§4), so the kernel never sees mixed inputs. A registry entry that
+    grows a ``kernel_combos(npu_arch)`` method overrides this.
+    """
+    custom = getattr(op, "kernel_combos", None)
+    if callable(custom):
+        return tuple(tuple(c) for c in custom(npu_arch))
+    width = len(op.kernel_inputs) + 1
+    return tuple((d,) * width for d in op.supported_dtypes(npu_arch))
+
+
+def unit_support(op: OpSpec) -> list[UnitSupport]:
+    """Compute units the op ships kernels for (registry ours_support), in product-line order."""
+    out = []
+    for line in product_lines():
+        if not op.ours_support.get(line, False):
+            continue
+        socs = [s for s in SOCS.values() if s.line == line]
+        if not socs:
+            continue
+        arch = socs[0].arch.npu_arch
+        out.append(UnitSupport(socs[0].compute_unit, line, arch, kernel_combos(op, arch)))
+    return out
+
+
+def _cpp_list(values: Sequence[str]) -> str:
+    return "{" + ", ".join(values) + "}"
+
+
+def _columns(combos: Sequence[Combo], width: int) -> list[str]:
+    return [_cpp_list([f"ge::{c[i].ge_name}" for c in combos]) for i in range(width)]
+
+
+def _attr_default(kind: str, value: object) -> str:
+    if kind == "Bool":
+        return "true" if value else "false"
+    if kind == "Float":
+        return f"{float(value)!r}f"
+    raise ValueError(f"unsupported OpDef attr type {kind}")
+
+
+def context(op: OpSpec) -> dict[str, object]:
+    """Everything op.cpp.j2 needs for one op."""
+    width = len(op.kernel_inputs) + 1
+    units = unit_support(op)
+    if not units:
+        raise ValueError(f"{op.name}: the registry lists no product line this project ships kernels for")
+    # The op-level prototype takes the dtype list most units share; the others get an OpAICoreConfig of their own.
+    counts: dict[tuple[Combo, ...], int] = {}
+    for u in units:
+        counts[u.combos] = counts.get(u.combos, 0) + 1
+    base_combos = max(counts, key=lambda c: (counts[c], len(c)))
+    fmt = _cpp_list(["ge::FORMAT_ND"] * len(base_combos))
+    base = {"dtypes": _columns(base_combos, width), "formats": fmt,
+            "units": [u.unit for u in units if u.combos == base_combos]}
+    configs = []
+    for u in units:
+        if u.combos != base_combos:
+            labels = ", ".join(sorted({d.label for c in u.combos for d in c}))
+            configs.append({"unit": u.unit, "npu_arch": u.npu_arch, "labels": labels,
+                            "dtypes": _columns(u.combos, width),
+                            "formats": _cpp_list(["ge::FORMAT_ND"] * len(u.combos))})
+    roles = [k.role for k in op.kernel_inputs]
+    self_index = roles.index("self")
+    if op.output_shape is OutputShape.BROADCAST_ALL:
+        infer_shape = {"kind": "broadcast_all"}
+    else:
+        infer_shape = {"kind": "same_as", "index": self_index, "proto": op.kernel_inputs[self_index].proto}
+    if op.default_out_dtype == "promoted":
+        infer_dtype = {"kind": "promoted"}
+    else:
+        infer_dtype = {"kind": "same_as", "index": self_index, "proto": op.kernel_inputs[self_index].proto}
+    attrs = [{"name": REDUCTION_ATTR[0], "kind": REDUCTION_ATTR[1], "default": REDUCTION_ATTR[2]}]
+    beta_index, beta_default, log_index, log_default = -1, 1.0, -1, False
+    for position, a in enumerate(op.attrs, start=1):
+        attrs.append({"name": a.kernel_attr, "kind": a.kernel_type, "default": _attr_default(a.kernel_type, a.default)})
+        if a.kernel_type == "Float":
+            beta_index, beta_default = position, float(a.default)
+        elif a.kernel_type == "Bool":
+            log_index, log_default = position, bool(a.default)
+    attr_layout = f"{beta_index}, {beta_default!r}, {log_index}, {'true' if log_default else 'false'}"
+    return {"op": op, "class_name": op.custom_op_type, "entry_name": op.entry_name, "op_enum": op_enum(op),
+            "op_index": op_index(op),
+            "inputs": [{"proto": k.proto, "role": k.role} for k in op.kernel_inputs], "output": op.kernel_output,
+            "attrs": attrs, "attr_layout": attr_layout, "base": base, "configs": configs,
+            "infer_shape": infer_shape, "infer_dtype": infer_dtype}
+
+
+def render_op(op: OpSpec) -> str:
+    return templates.render(OP_TEMPLATE, **context(op))
+
+
+def host_files(ops: Sequence[OpSpec]) -> dict[str, str]:
+    """Relative path -> content of every op_host file of a package with these ops (rendered and copied)."""
+    files = {f"op_host/{op.entry_name}.cpp": render_op(op) for op in ops}
+    root = templates.project_root()
+    files[HOST_HEADER] = (root / HOST_HEADER).read_text()
+    for path in sorted((root / TILING_CORE_DIR).glob("*")):
+        if path.is_file() and path.suffix in (".h", ".hpp", ".cpp", ".cc"):
+            files[f"{TILING_CORE_DIR}/{path.name}"] = path.read_text()
+    return files
+
+
+def render_op_host(op_host_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:
+    """Writes the op_host files of these ops into op_host_dir itself (for `lossgrad gen --op-host`)."""
+    written = []
+    for rel, text in host_files(ops).items():
+        path = Path(op_host_dir) / rel.split("/", 1)[1]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def write_host_files(out_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:
+    written = []
+    for rel, text in host_files(ops).items():
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written

@@ -1,0 +1,87 @@
+"""Test helpers for tests/cann: stand-in kernel sources (so no test depends on the real kernel templates), a g++
+wrapper, and the paths of the fake CANN headers. Everything here is test scaffolding."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+from lossgrad.registry import OpSpec
+
+HERE = Path(__file__).resolve().parent
+FAKE_CANN = HERE / "fake_cann"
+STANDIN = HERE / "standin"
+CXX = shutil.which("g++")
+CXXFLAGS = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wshadow", "-Wconversion")
+
+needs_cxx = pytest.mark.skipif(CXX is None, reason="g++ is not installed")
+
+# A stand-in kernel with the contract's entry signature. It computes out = in0 + 2*in1 + 3*in2 over the first
+# totalLength elements (float32 inputs of one shape), so argument order and .bin plumbing are checkable.
+STANDIN_KERNEL = """\
+// TEST STAND-IN for lossgrad.codegen's op_kernel/{entry}.cpp (same entry signature, trivial body).
+#include "kernel_operator.h"
+#include "lossgrad_tiling_data.h"
+
+namespace {{
+// float elements carry values; the 16-bit types only have to compile here.
+inline double LgLoad(const float* p, uint64_t i) {{ return static_cast<double>(p[i]); }}
+inline double LgLoad(const half*, uint64_t) {{ return 0.0; }}
+inline double LgLoad(const bfloat16_t*, uint64_t) {{ return 0.0; }}
+inline void LgStore(float* p, uint64_t i, double v) {{ p[i] = static_cast<float>(v); }}
+inline void LgStore(half* p, uint64_t i, double) {{ p[i] = half{{}}; }}
+inline void LgStore(bfloat16_t* p, uint64_t i, double) {{ p[i] = bfloat16_t{{}}; }}
+}} // namespace
+
+extern "C" __global__ __aicore__ void {entry}(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR out, GM_ADDR workspace,
+                                              GM_ADDR tiling)
+{{
+    (void)workspace;
+    LossGradTilingData td;
+    const uint8_t* src = tiling;
+    uint8_t* dst = reinterpret_cast<uint8_t*>(&td);
+    for (unsigned i = 0; i < sizeof(td); ++i) {{
+        dst[i] = src[i];
+    }}
+    const auto* x = reinterpret_cast<const DTYPE_{in0}*>(a);
+    const auto* y = reinterpret_cast<const DTYPE_{in1}*>(b);
+    const auto* z = reinterpret_cast<const DTYPE_{in2}*>(c);
+    auto* o = reinterpret_cast<DTYPE_{out}*>(out);
+    for (uint64_t i = 0; i < td.totalLength; ++i) {{
+        LgStore(o, i, LgLoad(x, i) + 2 * LgLoad(y, i) + 3 * LgLoad(z, i));
+    }}
+}}
+"""
+
+
+def write_standin_kernels(project_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:
+    kernel_dir = Path(project_dir) / "op_kernel"
+    kernel_dir.mkdir(parents=True, exist_ok=True)
+    written = [kernel_dir / "lossgrad_tiling_data.h"]
+    shutil.copyfile(STANDIN / "op_kernel" / "lossgrad_tiling_data.h", written[0])
+    for op in ops:
+        protos = [io.proto.upper() for io in op.kernel_inputs] + [op.kernel_output.upper()]
+        path = kernel_dir / f"{op.entry_name}.cpp"
+        path.write_text(STANDIN_KERNEL.format(entry=op.entry_name, in0=protos[0], in1=protos[1], in2=protos[2],
+                                              out=protos[3]))
+        written.append(path)
+    return written
+
+
+def fake_render_kernel_sources(project_dir: Path, ops: Sequence[OpSpec], soc: object) -> list[Path]:
+    """Stands in for lossgrad.cann.kernel_sources.render_kernel_sources (which runs lossgrad.codegen)."""
+    return write_standin_kernels(project_dir, ops)
+
+
+def compile_cxx(sources: Sequence[Path], *, include_dirs: Sequence[Path] = (), defines: Sequence[str] = (),
+                output: Path | None = None, extra: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    assert CXX is not None
+    cmd = [CXX, *CXXFLAGS, *(f"-I{d}" for d in include_dirs), *(f"-D{d}" for d in defines), *extra]
+    cmd += ["-o", str(output)] if output is not None else ["-fsyntax-only"]
+    cmd += [str(s) for s in sources]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    return proc

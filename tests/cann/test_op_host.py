@@ -1,0 +1,160 @@
+"""The generated op_host sources: compiled warnings-clean (-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Werror)
+against the fake CANN headers, then run through a driver that prints what the OpDef registered and what InferShape,
+InferDataType and the TilingFunc adapter did. Every expectation comes from the registry and the SoC table."""
+from __future__ import annotations
+
+import json
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from lossgrad.cann import op_host
+from lossgrad.dtypes import DType
+from lossgrad.registry import OPS, OpSpec, OutputShape
+from lossgrad.socs import SOCS
+
+from _cann_support import FAKE_CANN, HERE, STANDIN, compile_cxx, needs_cxx
+
+pytestmark = needs_cxx
+
+SOC_VERSION = {"ASCEND910": 0, "ASCEND910B": 1, "ASCEND310P": 2, "ASCEND950_unknown": 77}
+
+
+@lru_cache(maxsize=None)
+def _driver(op_name: str, workdir: str) -> Path:
+    op = OPS[op_name]
+    project = Path(workdir) / op_name / "project"
+    op_host.write_host_files(project, [op])
+    (project / "op_kernel").mkdir(parents=True, exist_ok=True)
+    (project / "op_kernel" / "lossgrad_tiling_data.h").write_text(
+        (STANDIN / "op_kernel" / "lossgrad_tiling_data.h").read_text())
+    exe = Path(workdir) / op_name / "driver"
+    compile_cxx([HERE / "cxx" / "op_host_driver.cpp", STANDIN / "tiling_core_standin.cpp"],
+                include_dirs=[FAKE_CANN, STANDIN],
+                defines=[f'LG_OP_SOURCE="{project / "op_host" / (op.entry_name + ".cpp")}"',
+                         f"LG_CLASS={op.custom_op_type}"], output=exe)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("op_host"))
+
+
+def _run(exe: Path, *args: str) -> dict:
+    proc = subprocess.run([str(exe), *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _units(op: OpSpec) -> dict[str, tuple[DType, ...]]:
+    out: dict[str, tuple[DType, ...]] = {}
+    for soc in SOCS.values():
+        if op.ours_support.get(soc.line):
+            out[soc.compute_unit] = op.supported_dtypes(soc.arch.npu_arch)
+    return out
+
+
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_opdef_matches_registry(workdir: str, op_name: str) -> None:
+    op = OPS[op_name]
+    d = _run(_driver(op_name, workdir), "2x3", "2x3", "2x3", "2x3", "0", "mean", "unset", "unset", "1")
+    assert d["op_type"] == op.custom_op_type
+    assert [p["name"] for p in d["inputs"]] == [io.proto for io in op.kernel_inputs]
+    assert [p["name"] for p in d["outputs"]] == [op.kernel_output]
+    assert d["has_infer_shape"] and d["has_infer_dtype"] and d["has_tiling"]
+    # Attributes: reduction (OPTIONAL string "mean") then the op's attrs with the registry's kernel names/defaults.
+    attrs = d["attrs"]
+    assert (attrs[0]["name"], attrs[0]["kind"], attrs[0]["value"], attrs[0]["optional"]) == \
+        ("reduction", "String", "mean", True)
+    assert [(a["name"], a["kind"]) for a in attrs[1:]] == [(a.kernel_attr, a.kernel_type) for a in op.attrs]
+    for got, spec in zip(attrs[1:], op.attrs):
+        expected = ("true" if spec.default else "false") if spec.kernel_type == "Bool" else f"{spec.default:.6f}"
+        assert got["value"] == expected
+    # Every compute unit of the registry's product lines, each with its own dtype list.
+    units = {u["unit"]: u for u in d["units"]}
+    expected_units = _units(op)
+    assert set(units) == set(expected_units)
+    op_level = [p["dtypes"] for p in d["inputs"]] + [p["dtypes"] for p in d["outputs"]]
+    for unit, dtypes in expected_units.items():
+        u = units[unit]
+        lists = [p["dtypes"] for p in u["inputs"]] + [p["dtypes"] for p in u["outputs"]] if u["inputs"] else op_level
+        for column in lists:  # column-aligned: one same-dtype column per supported dtype
+            assert column == [dt.acl_enum for dt in dtypes], unit
+        assert u["extend"] == {"opFile.value": op.entry_name, "opInterface.value": op.entry_name}
+    for p in d["inputs"] + d["outputs"]:
+        assert p["formats"] == p["unknown_shape_formats"] == len(p["dtypes"])
+        assert p["param"] == 2  # REQUIRED
+    assert not any(DType.BFLOAT16.acl_enum in p["dtypes"] for p in units["ascend310p"]["inputs"])
+    assert not any(DType.BFLOAT16.acl_enum in p["dtypes"] for p in units["ascend910"]["inputs"])
+
+
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_infer_shape_and_dtype(workdir: str, op_name: str) -> None:
+    op = OPS[op_name]
+    roles = [io.role for io in op.kernel_inputs]
+    shapes = {"grad": "4x1x3", "self": "1x5x3", "target": "3"}
+    args = [shapes[r] for r in roles]
+    d = _run(_driver(op_name, workdir), *args, "4x5x3", "1", "sum", "0.5", "1", "1")
+    if op.output_shape is OutputShape.BROADCAST_ALL:
+        assert d["infer_shape"] == {"ok": True, "shape": [4, 5, 3]}
+    else:
+        assert d["infer_shape"] == {"ok": True, "shape": [1, 5, 3]}  # KL: self's shape
+    # Inputs f16, bf16, f16 (kernel order): promoted ops meet in f32, the others take self's dtype.
+    mixed = d["infer_dtype_mixed"]
+    assert mixed["ok"]
+    given = [DType.FLOAT16, DType.BFLOAT16, DType.FLOAT16]
+    if op.default_out_dtype == "promoted":
+        assert mixed["dtype"] == DType.FLOAT32.acl_enum
+    else:
+        assert mixed["dtype"] == given[roles.index("self")].acl_enum
+
+
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_tiling_adapter_fills_inputs(workdir: str, op_name: str) -> None:
+    op = OPS[op_name]
+    d = _run(_driver(op_name, workdir), "2x3", "1x3", "3", "2x3", str(DType.BFLOAT16.acl_enum), "sum", "0.25", "1",
+             str(SOC_VERSION["ASCEND310P"]))
+    t = d["tiling"]
+    assert t["ok"] and t["calls"] == 1
+    assert t["op"] == list(OPS).index(op_name)
+    assert t["reduction"] == 2
+    assert [x["dims"] for x in t["inputs"]] == [[2, 3], [1, 3], [3]]
+    assert all(x["dtype"] == DType.BFLOAT16.acl_enum for x in t["inputs"]) and t["output"]["dims"] == [2, 3]
+    assert t["core_num"] == 40 and t["ub_bytes"] == 196608 and t["npu_arch"] == 2002
+    # The stand-in core's Result lands in the context; workspace = CANN's library workspace + the user's.
+    assert (t["block_dim"], t["tiling_key"], t["workspace"], t["data_size"]) == (2, 7, 1000 + 64, 32)
+    beta = next((a for a in op.attrs if a.kernel_type == "Float"), None)
+    log_target = next((a for a in op.attrs if a.kernel_type == "Bool"), None)
+    assert t["beta"] == (0.25 if beta else 1.0)
+    assert t["log_target"] is bool(log_target)
+
+
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_tiling_adapter_defaults_and_failures(workdir: str, op_name: str) -> None:
+    op = OPS[op_name]
+    exe = _driver(op_name, workdir)
+    d = _run(exe, "5", "5", "5", "5", "0", "mean", "unset", "unset", str(SOC_VERSION["ASCEND950_unknown"]))
+    t = d["tiling"]
+    assert t["ok"] and t["reduction"] == 1 and t["npu_arch"] == 0
+    for a in op.attrs:  # unset attrs fall back to the registry defaults
+        if a.kernel_type == "Float":
+            assert t["beta"] == a.default
+        else:
+            assert t["log_target"] is a.default
+    assert not _run(exe, "5", "5", "5", "5", "0", "avg", "unset", "unset", "1")["tiling"]["ok"]
+    assert not _run(exe, "5", "5", "5", "5", "3", "sum", "unset", "unset", "1")["tiling"]["ok"]  # int32
+    refused = _run(exe, "1x1x1x1x1x1x1", "5", "5", "5", "0", "sum", "unset", "unset", "1")["tiling"]
+    assert not refused["ok"] and refused["calls"] == 1  # the core's refusal becomes GRAPH_FAILED
+
+
+def test_every_op_renders_one_source_and_the_shared_files() -> None:
+    files = op_host.host_files(list(OPS.values()))
+    assert {f"op_host/{op.entry_name}.cpp" for op in OPS.values()} <= set(files)
+    assert "op_host/lossgrad_op_host.h" in files and "op_host/tiling_core/lossgrad_tiling_core.h" in files
+    for op in OPS.values():
+        text = files[f"op_host/{op.entry_name}.cpp"]
+        assert f"OP_ADD({op.custom_op_type});" in text
+        assert f"lossgrad_tiling::OpId::{op_host.op_enum(op)}" in text
