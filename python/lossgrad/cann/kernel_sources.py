@@ -1,0 +1,168 @@
+"""The kernel side of a build: lossgrad.codegen's sources, plus per-dtype wrappers for kernel-launch builds.
+
+Contract with lossgrad.codegen: ``render_sources(out_dir, ops, soc=None)`` writes ``op_kernel/<entry_name>.cpp`` per
+op (element types from CANN's DTYPE_<NAME> macros), the shared kernel headers and ``op_kernel/lossgrad_tiling_data.h``.
+A custom-op package compiles each source once per dtype combination with those macros defined by CANN; a
+kernel-launch build has nobody to define them, so each (op, dtype combination) gets a small wrapper that defines them
+and includes the op's source (one kernel per source file, as the launch flow requires).
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..dtypes import DType
+from ..registry import OpSpec
+from ..socs import Soc
+from . import templates
+from .op_host import Combo, kernel_combos
+
+TILING_DATA_HEADER = "op_kernel/lossgrad_tiling_data.h"
+
+
+class KernelSourcesUnavailable(RuntimeError):
+    """lossgrad.codegen is missing or did not produce the files the contract names."""
+
+
+def expected_files(ops: Sequence[OpSpec]) -> list[str]:
+    return [f"op_kernel/{op.entry_name}.cpp" for op in ops] + [TILING_DATA_HEADER]
+
+
+def render_kernel_sources(project_dir: Path, ops: Sequence[OpSpec], soc: Soc | None) -> list[Path]:
+    """Runs lossgrad.codegen.render_sources and places its output in project_dir/op_kernel.
+
+    codegen may write the sources either directly into the directory it is given or into an op_kernel/ below it;
+    rendering into a staging directory and moving whichever it was keeps this independent of that detail.
+    """
+    try:
+        from .. import codegen  # lazy: written concurrently; nothing else here needs it
+    except ImportError as exc:
+        raise KernelSourcesUnavailable(f"lossgrad.codegen is not available ({exc}); the kernel sources cannot be "
+                                       "rendered") from exc
+    staging = project_dir / ".codegen"
+    if staging.exists():
+        shutil.rmtree(staging)  # ours: created below on a previous run
+    staging.mkdir(parents=True)
+    render = codegen.render_sources
+    if soc is not None and "soc" in inspect.signature(render).parameters:
+        render(staging, list(ops), soc=soc.name)
+    else:  # the package form covers every architecture (#if __NPU_ARCH__ inside)
+        render(staging, list(ops))
+    produced = staging / "op_kernel" if (staging / "op_kernel").is_dir() else staging
+    target = project_dir / "op_kernel"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(produced.rglob("*")):
+        if path.is_file():
+            dest = target / path.relative_to(produced)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
+    shutil.rmtree(staging)
+    missing = [rel for rel in expected_files(ops) if not (project_dir / rel).is_file()]
+    if missing:
+        raise KernelSourcesUnavailable(f"lossgrad.codegen.render_sources did not write {', '.join(missing)}")
+    return sorted(p for p in target.rglob("*") if p.is_file())
+
+
+_KEY_RE = re.compile(r"TILING_KEY_IS\(\s*(\d+)\s*\)")
+
+
+def kernel_tiling_keys(op: OpSpec) -> tuple[int, ...]:
+    """The tiling keys the op's kernel branches on (TILING_KEY_IS(k) in its rendered source); (0,) when the kernel
+    cannot be rendered here. Kernel-launch builds compile one library per key, see Variant.tiling_key."""
+    try:
+        from .. import codegen
+        text = codegen.render_kernel(op)
+    except Exception:  # noqa: BLE001 - planning must not depend on the kernel templates being complete
+        return (0,)
+    keys = sorted({int(k) for k in _KEY_RE.findall(text)})
+    return tuple(keys) or (0,)
+
+
+def combo_tag(combo: Combo) -> str:
+    codes = [d.label.replace("float", "f") for d in combo]  # float32 -> f32, bfloat16 -> bf16
+    return codes[0] if len(set(codes)) == 1 else "_".join(codes)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One op compiled for one dtype combination: a kernel library / executable of its own."""
+
+    op: OpSpec
+    combo: Combo
+    # Kernel-launch builds fix TILING_KEY_VAR at compile time (CANN's launch flow passes -DTILING_KEY_VAR=0,
+    # asc-devkit legacy_modules/bisheng_intf.cmake), so a sim/npu library serves one tiling key; None = chosen at
+    # run time (CPU debug: ICPU_SET_TILING_KEY).
+    tiling_key: int | None = None
+
+    @property
+    def name(self) -> str:
+        key = "" if self.tiling_key is None else f"_k{self.tiling_key}"
+        return f"{self.op.entry_name}_{combo_tag(self.combo)}{key}"
+
+    @property
+    def protos(self) -> tuple[str, ...]:
+        return tuple(k.proto for k in self.op.kernel_inputs) + (self.op.kernel_output,)
+
+    @property
+    def input_dtypes(self) -> tuple[DType, ...]:
+        return self.combo[:-1]
+
+    @property
+    def output_dtype(self) -> DType:
+        return self.combo[-1]
+
+    def dtype_macros(self) -> list[tuple[str, str]]:
+        return [(f"DTYPE_{p.upper()}", d.cpp) for p, d in zip(self.protos, self.combo)]
+
+
+def variants_for(ops: Sequence[OpSpec], soc: Soc, dtypes: Sequence[DType] | None = None, *,
+                 per_key: bool = False) -> list[Variant]:
+    """Every (op, combination[, tiling key]) the SoC supports; with dtypes, only combinations of those dtypes."""
+    out = []
+    for op in ops:
+        keys: tuple[int | None, ...] = kernel_tiling_keys(op) if per_key else (None,)
+        for combo in kernel_combos(op, soc.arch.npu_arch):
+            if dtypes is None or set(combo) <= set(dtypes):
+                out += [Variant(op, combo, key) for key in keys]
+    return out
+
+
+def variant_for_call(op: OpSpec, soc: Soc, input_dtypes: Sequence[DType], output_dtype: DType,
+                     tiling_key: int | None = None) -> Variant:
+    """The variant a direct launch needs: the kernel takes each tensor in its own dtype (the twin's convention), so
+    any combination of dtypes the architecture supports is built on demand, not only the package's columns."""
+    combo = tuple(input_dtypes) + (output_dtype,)
+    supported = op.supported_dtypes(soc.arch.npu_arch)
+    unsupported = sorted({d.label for d in combo if d not in supported})
+    if unsupported:
+        raise KernelSourcesUnavailable(f"{op.name}: {', '.join(unsupported)} has no kernel on {soc.name}")
+    return Variant(op, combo, tiling_key)
+
+
+def launch_symbol(variant: Variant, flow: str) -> str:
+    """The C symbol a host calls: ascendc_library's generated aclrtlaunch_<kernel> stub (legacy flow), or the
+    extern "C" launcher our wrapper defines for the find_package(ASC) flow, which generates no stub."""
+    prefix = "aclrtlaunch_" if flow == "launch-legacy" else "lossgrad_launch_"
+    return prefix + variant.op.entry_name
+
+
+def launch_params(variant: Variant) -> list[str]:
+    return [k.proto for k in variant.op.kernel_inputs] + [variant.op.kernel_output, "workspace", "tiling"]
+
+
+def render_variant(variant: Variant) -> str:
+    return templates.render("cmake/templates/launch/variant.cpp.j2", v=variant, entry=variant.op.entry_name,
+                            params=launch_params(variant),
+                            labels=", ".join(d.label for d in variant.combo))
+
+
+def render_main(variant: Variant, kind: str, flow: str, split_cores: bool) -> str:
+    """kind 'cpu': tikicpulib executable (ICPU_RUN_KF); kind 'acl': sim/npu host runner calling the launch symbol."""
+    template = {"cpu": "cmake/templates/launch/main_cpu.cpp.j2", "acl": "cmake/templates/launch/main_acl.cpp.j2"}[kind]
+    return templates.render(template, v=variant, entry=variant.op.entry_name, params=launch_params(variant),
+                            symbol=launch_symbol(variant, flow), split_cores=split_cores,
+                            n_inputs=len(variant.op.kernel_inputs))

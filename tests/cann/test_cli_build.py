@@ -1,0 +1,200 @@
+"""`lossgrad build`: --dry-run for every op and SoC family in every flow, and the fail-fast path without CANN.
+
+The dry run must name, from the SoC table, SOC_VERSION / the compute unit / --npu-arch (CMAKE_ASC_ARCHITECTURES),
+install under the output directory only, set ASCEND_CUSTOM_OPP_PATH only for runs (never for a build or install
+step), never set ASCEND_OPP_PATH, and write nothing.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lossgrad.cann import outdir, project
+from lossgrad.cann.cli_build import build
+from lossgrad.registry import OPS
+from lossgrad.socs import get_soc
+
+FAMILY_SOCS = {"A2": "Ascend910B1", "A3": "Ascend910_9391", "950": "Ascend950PR_9579", "310P": "Ascend310P3",
+               "910": "Ascend910A"}
+
+
+def _dry_run(tmp_path: Path, *args: str) -> tuple[str, Path]:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(build, ["--out", str(out), "--dry-run", *args])
+    assert result.exit_code == 0, result.output
+    assert not out.exists(), "a dry run must write nothing"
+    return result.output, out
+
+
+def _commands(output: str) -> list[str]:
+    block = output.split("\ncommands:\n", 1)[1].split("\n\n", 1)[0]
+    return [ln.split(". ", 1)[1] for ln in block.splitlines() if re.match(r"\s+\d+\. ", ln)]
+
+
+def _files(output: str) -> list[str]:
+    block = output.split("\nfiles:\n", 1)[1].split("\n\n", 1)[0]
+    return [ln.strip().split("  [", 1)[0] for ln in block.splitlines()]
+
+
+def _run_env(output: str) -> dict[str, str]:
+    if "environment of runs" not in output:
+        return {}
+    block = output.split("environment of runs", 1)[1].split("\n", 1)[1].split("\n\n", 1)[0]
+    return dict(ln.strip().split("=", 1) for ln in block.splitlines())
+
+
+def _no_opp_path_set(commands: list[str]) -> None:
+    for cmd in commands:
+        assert "ASCEND_OPP_PATH=" not in cmd, cmd
+        assert "ASCEND_CUSTOM_OPP_PATH=" not in cmd, cmd  # never set for a build or install step
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
+@pytest.mark.parametrize("op", list(OPS))
+def test_package_dry_run(tmp_path: Path, no_cann: None, family: str, op: str) -> None:
+    soc = get_soc(FAMILY_SOCS[family])
+    spec = OPS[op]
+    output, out = _dry_run(tmp_path, "--soc", soc.name, "--ops", op, "--flow", "package")
+    files = _files(output)
+    for rel in ("project/CMakeLists.txt", "project/CMakePresets.json", "project/build.sh", "project/cmake/config.cmake",
+                "project/cmake/func.cmake", f"project/op_host/{spec.entry_name}.cpp",
+                "project/op_host/lossgrad_op_host.h", "project/op_host/tiling_core/lossgrad_tiling_core.h",
+                f"project/op_kernel/{spec.entry_name}.cpp", "project/op_kernel/lossgrad_tiling_data.h"):
+        assert str(out / rel) in files, rel
+    assert all(f.startswith(str(out)) for f in files)
+    assert f"compute unit {soc.compute_unit}" in output
+    assert f"--npu-arch {soc.arch.npu_arch_flag}" in output
+    commands = _commands(output)
+    _no_opp_path_set(commands)
+    build_cmd, _chmod, install_cmd = commands
+    assert build_cmd.endswith("bash build.sh") and "-u ASCEND_CUSTOM_OPP_PATH" in build_cmd
+    argv = shlex.split(install_cmd.split(" && ")[-1])
+    run_file = [a for a in argv if a.endswith(".run")]
+    assert len(run_file) == 1 and Path(run_file[0]).name.startswith("custom_opp_")
+    assert Path(run_file[0]).parent == out / "project" / "build_out"
+    assert f"--install-path={out / 'opp'}" in argv
+    assert "-u ASCEND_OPP_PATH" in install_cmd and "-u ASCEND_CUSTOM_OPP_PATH" in install_cmd
+    env = _run_env(output)
+    assert env["ASCEND_CUSTOM_OPP_PATH"] == str(out / "opp" / "vendors" / "lossgrad")
+    assert "ASCEND_OPP_PATH" not in env
+
+
+def _preset(tmp_path: Path, soc: str) -> str:
+    plan = project.plan_build("package", soc, list(OPS.values()), out=tmp_path / "o")
+    return next(f.content for f in plan.files if f.relpath == "project/CMakePresets.json") or ""
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
+def test_package_presets_carry_the_compute_unit(tmp_path: Path, no_cann: None, family: str) -> None:
+    soc = get_soc(FAMILY_SOCS[family])
+    text = _preset(tmp_path, soc.name)
+    assert f'"ASCEND_COMPUTE_UNIT": {{"type": "STRING", "value": "{soc.compute_unit}"}}' in text
+    assert '"vendor_name"' in text and '"ASCEND_CANN_PACKAGE_PATH"' in text
+
+
+@pytest.mark.parametrize("mode", ["cpu", "sim", "npu"])
+@pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
+def test_launch_legacy_dry_run(tmp_path: Path, no_cann: None, family: str, mode: str) -> None:
+    soc = get_soc(FAMILY_SOCS[family])
+    args = ["--soc", soc.name, "--ops", "all", "--flow", "launch-legacy", "--run-mode", mode]
+    if soc.arch.npu_arch == 3510 and mode != "cpu":
+        result = CliRunner().invoke(build, ["--out", str(tmp_path / "o"), "--dry-run", *args])
+        assert result.exit_code != 0 and "launch-asc" in result.output  # ascendc_library() knows no 950
+        return
+    output, out = _dry_run(tmp_path, *args)
+    commands = _commands(output)
+    _no_opp_path_set(commands)
+    configure = commands[0]
+    assert f"-DSOC_VERSION={soc.name}" in configure and f"-DRUN_MODE={mode}" in configure
+    assert f"-B {out / 'project' / f'build-{mode}'}" in configure
+    assert f"-DCMAKE_INSTALL_PREFIX={out / f'install-{mode}'}" in configure
+    assert commands[1].split(" && ")[-1].startswith("env -u ASCEND_CUSTOM_OPP_PATH cmake --build")
+    assert commands[2].endswith(f"cmake --install {out / 'project' / f'build-{mode}'}")
+    files = _files(output)
+    assert str(out / "project" / "CMakeLists.txt") in files
+    for op in OPS.values():
+        for dtype in op.supported_dtypes(soc.arch.npu_arch):
+            tag = dtype.label.replace("float", "f")
+            names = [f for f in files if f"/launch/{op.entry_name}_{tag}" in f and f.endswith("_acl_main.cpp")]
+            assert names, (op.name, dtype)
+    assert "ASCEND_CUSTOM_OPP_PATH" not in _run_env(output)
+
+
+@pytest.mark.parametrize("mode", ["cpu", "sim", "npu"])
+@pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
+def test_launch_asc_dry_run(tmp_path: Path, no_cann: None, family: str, mode: str) -> None:
+    soc = get_soc(FAMILY_SOCS[family])
+    args = ["--soc", soc.name, "--ops", "mse_loss_backward", "--flow", "launch-asc", "--run-mode", mode]
+    if mode == "cpu" and soc.arch.npu_arch == 1001:
+        result = CliRunner().invoke(build, ["--out", str(tmp_path / "o"), "--dry-run", *args])
+        assert result.exit_code != 0 and "launch-legacy" in result.output  # CPU mode takes 2201/2002/3510 only
+        return
+    output, out = _dry_run(tmp_path, *args)
+    configure = _commands(output)[0]
+    assert f"-DCMAKE_ASC_ARCHITECTURES={soc.arch.npu_arch_flag}" in configure
+    assert f"-DCMAKE_ASC_RUN_MODE={mode}" in configure
+    assert "SOC_VERSION" not in configure
+    plan = project.plan_build("launch-asc", soc.name, [OPS["mse_loss_backward"]], out=out, run_mode=mode)
+    cmake = next(f.content for f in plan.files if f.relpath == "project/CMakeLists.txt") or ""
+    assert f"--npu-arch={soc.arch.npu_arch_flag}" in cmake and "find_package(ASC" in cmake
+
+
+def test_bare_ascend910b_is_the_first_generation_910(tmp_path: Path, no_cann: None) -> None:
+    output, _ = _dry_run(tmp_path, "--soc", "Ascend910B", "--ops", "l1_loss_backward", "--flow", "launch-legacy",
+                         "--run-mode", "npu")
+    output = output.replace(str(tmp_path), "<tmp>")
+    assert "compute unit ascend910," in output and "--npu-arch dav-1001" in output
+    assert "-DSOC_VERSION=Ascend910B " in _commands(output)[0] + " "
+    assert "ascend910b" not in output and "dav-2201" not in output and "dav-c220" not in output
+    plan = project.plan_build("package", "Ascend910B", [OPS["l1_loss_backward"]], out=tmp_path / "p")
+    presets = next(f.content for f in plan.files if f.relpath == "project/CMakePresets.json") or ""
+    assert '"value": "ascend910"}' in presets and '"ASCEND_COMPUTE_UNIT": {"type": "STRING", "value": "ascend910b"' \
+        not in presets
+    a2 = project.plan_build("package", "Ascend910B1", [OPS["l1_loss_backward"]], out=tmp_path / "q")
+    assert a2.target.compute_unit == "ascend910b" and a2.target.npu_arch_flag == "dav-2201"
+
+
+def test_dry_run_refuses_a_foreign_directory(tmp_path: Path, no_cann: None) -> None:
+    out = tmp_path / "theirs"
+    out.mkdir()
+    (out / "keep.txt").write_text("not ours")
+    result = CliRunner().invoke(build, ["--out", str(out), "--dry-run"])
+    assert result.exit_code != 0 and "not empty and was not created by lossgrad" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_build_without_cann_stops_at_once(tmp_path: Path, no_cann: None) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(build, ["--out", str(out), "--soc", "Ascend910B1"])
+    assert result.exit_code != 0
+    for needle in ("ASCEND_HOME_PATH", "set_env.sh", "twin", "--backend twin"):
+        assert needle in result.output, needle
+    assert not out.exists()
+
+
+def test_bad_options_are_reported(tmp_path: Path, no_cann: None) -> None:
+    runner = CliRunner()
+    r = runner.invoke(build, ["--out", str(tmp_path / "a"), "--dry-run", "--ops", "nope"])
+    assert r.exit_code != 0 and "unknown op" in r.output
+    r = runner.invoke(build, ["--out", str(tmp_path / "b"), "--dry-run", "--flow", "package", "--run-mode", "cpu"])
+    assert r.exit_code != 0 and "--run-mode" in r.output
+    r = runner.invoke(build, ["--out", str(tmp_path / "c"), "--dry-run", "--soc", "Ascend999"])
+    assert r.exit_code != 0 and "unknown SoC" in r.output
+
+
+def test_marker_semantics(tmp_path: Path) -> None:
+    assert outdir.inspect(tmp_path / "new") == "create"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert outdir.inspect(empty) == "adopt"
+    claimed = outdir.claim(tmp_path / "mine", "test")
+    (claimed / "x").write_text("1")
+    assert outdir.inspect(claimed) == "reuse"
+    with pytest.raises(outdir.UnsafeOutputDir):
+        outdir.inside(claimed, "../escape")
+    with pytest.raises(outdir.UnsafeOutputDir):
+        outdir.write(claimed, "/etc/passwd-lossgrad", "x")

@@ -1,0 +1,181 @@
+"""The kernel-launch and CPU-debug glue: per-dtype kernel wrappers, the tikicpulib runner and the ACL runner compile
+warnings-clean against the fake CANN headers for every SoC family; the CPU runner, linked with a trivial stand-in of
+tikicpulib, runs a stand-in kernel end to end through the runner's .bin plumbing and output checks."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lossgrad.cann import kernel_sources, project, runner
+from lossgrad.cann.kernel_sources import Variant, variant_for_call
+from lossgrad.cann.targets import BuildTarget
+from lossgrad.dtypes import DType
+from lossgrad.registry import OPS
+from lossgrad.socs import get_soc
+from lossgrad.validation import validate
+
+from _cann_support import FAKE_CANN, HERE, compile_cxx, fake_render_kernel_sources, needs_cxx
+
+pytestmark = needs_cxx
+
+FAMILY_SOCS = {"A2": "Ascend910B1", "A3": "Ascend910_9391", "950": "Ascend950PR_9579", "310P": "Ascend310P3",
+               "910": "Ascend910A"}
+
+
+def _written_plan(tmp_path: Path, flow: str, soc: str, op_name: str, mode: str) -> project.BuildPlan:
+    plan = project.plan_build(flow, soc, [OPS[op_name]], out=tmp_path / "out", run_mode=mode)
+    project.write_files(plan)
+    return plan
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
+def test_legacy_glue_compiles(tmp_path: Path, family: str) -> None:
+    soc = FAMILY_SOCS[family]
+    op_name = list(OPS)[sorted(FAMILY_SOCS).index(family) % len(OPS)]
+    mode = "cpu" if family == "950" else "npu"  # ascendc_library() has no 950; its CPU build is plain tikicpulib
+    plan = _written_plan(tmp_path, "launch-legacy", soc, op_name, mode)
+    launch = plan.project_dir / "launch"
+    variants = sorted(launch.glob("*_k*.cpp") if mode != "cpu" else launch.glob("*_f*.cpp"))
+    wrappers = [p for p in variants if not p.name.endswith("_main.cpp")]
+    assert wrappers
+    includes = [FAKE_CANN, launch, plan.project_dir / "op_kernel"]
+    compile_cxx(wrappers, include_dirs=includes)
+    compile_cxx(sorted(launch.glob("*_cpu_main.cpp")), include_dirs=includes)
+    compile_cxx(sorted(launch.glob("*_acl_main.cpp")), include_dirs=includes)
+    main = next(launch.glob("*_cpu_main.cpp")).read_text()
+    split = not get_soc(soc).arch.coupled
+    assert ("    AscendC::SetKernelMode(KernelMode::AIV_MODE);" in main) is split
+    assert "ICPU_SET_TILING_KEY(tiling_key)" in main and "ICPU_RUN_KF(" in main
+    acl_main = next(launch.glob("*_acl_main.cpp")).read_text()
+    assert f"aclrtlaunch_{OPS[op_name].entry_name}(" in acl_main
+    assert "LG_CHECK(aclrtSynchronizeStream(stream));" in acl_main
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
+def test_asc_glue_compiles(tmp_path: Path, family: str) -> None:
+    """The find_package(ASC) wrappers define a C launcher only under LOSSGRAD_ASC_LAUNCHER (ASC language, <<<>>>);
+    the rest of each file and the ACL runner are plain C++."""
+    plan = _written_plan(tmp_path, "launch-asc", FAMILY_SOCS[family], "kl_div_backward", "npu")
+    launch = plan.project_dir / "launch"
+    wrappers = [p for p in sorted(launch.glob("*.cpp")) if not p.name.endswith("_main.cpp")]
+    includes = [FAKE_CANN, launch, plan.project_dir / "op_kernel"]
+    compile_cxx(wrappers, include_dirs=includes)
+    compile_cxx(sorted(launch.glob("*_acl_main.cpp")), include_dirs=includes)
+    text = wrappers[0].read_text()
+    entry = OPS["kl_div_backward"].entry_name
+    assert f'extern "C" uint32_t lossgrad_launch_{entry}(' in text
+    assert f"{entry}<<<block_dim, nullptr, stream>>>" in text
+    assert "lossgrad_launch_" + entry in next(launch.glob("*_acl_main.cpp")).read_text()
+
+
+def test_variant_wrapper_defines_dtypes_and_key() -> None:
+    op = OPS["smooth_l1_loss_backward"]
+    soc = get_soc("Ascend910B1")
+    v = variant_for_call(op, soc, [DType.FLOAT16, DType.FLOAT32, DType.BFLOAT16], DType.FLOAT32, tiling_key=1)
+    from lossgrad.cann.kernel_sources import render_variant
+    text = render_variant(v)
+    for io, dtype in zip(op.kernel_inputs, (DType.FLOAT16, DType.FLOAT32, DType.BFLOAT16)):
+        assert f"#define DTYPE_{io.proto.upper()} {dtype.cpp}" in text
+    assert f"#define DTYPE_{op.kernel_output.upper()} float" in text
+    assert "#define TILING_KEY_VAR 1ULL" in text
+    assert text.index('#include "kernel_operator.h"') < text.index("#undef TILING_KEY_VAR")
+    with pytest.raises(Exception, match="bfloat16"):
+        variant_for_call(op, get_soc("Ascend310P3"), [DType.BFLOAT16] * 3, DType.BFLOAT16)
+
+
+# -- the CPU runner end to end (stand-in kernel, stand-in tikicpulib) -------------------------------------------------
+
+@dataclass(frozen=True)
+class _Tiling:
+    block_dim: int
+    tiling_key: int
+    data: bytes
+    workspace_bytes: int = 0
+
+
+def _standin_tiling(total: int, block_dim: int = 1) -> _Tiling:
+    # tests/cann/standin/op_kernel/lossgrad_tiling_data.h: u64 totalLength, u32 blockDim, u32 tileLength,
+    # f32 coefficient, f32 beta, u32 flags, u32 reserved.
+    return _Tiling(block_dim, 0, struct.pack("<QIIffII", total, block_dim, 0, 1.0, 1.0, 0, 0))
+
+
+@pytest.fixture(scope="module")
+def cpu_runner_exe(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Variant]:
+    tmp = tmp_path_factory.mktemp("cpu_runner")
+    op = OPS["mse_loss_backward"]
+    soc = get_soc("Ascend910B1")
+    variant = Variant(op, (DType.FLOAT32,) * 4)
+    plan = project.plan_build("launch-legacy", soc, [op], out=tmp / "out", run_mode="cpu", variants=[variant])
+    with pytest.MonkeyPatch.context() as mp:  # module scope: the autouse stand-in fixture is not active yet
+        mp.setattr(kernel_sources, "render_kernel_sources", fake_render_kernel_sources)
+        project.write_files(plan)
+    launch = plan.project_dir / "launch"
+    exe = tmp / f"{variant.name}_cpu"
+    compile_cxx([launch / f"{variant.name}_cpu_main.cpp", launch / f"{variant.name}.cpp",
+                 HERE / "cxx" / "fake_tikicpulib_impl.cpp"],
+                include_dirs=[FAKE_CANN, launch, plan.project_dir / "op_kernel"], defines=["FAKE_TIKICPULIB_IMPL"],
+                output=exe)
+    return exe, variant
+
+
+def _job(variant: Variant, total: int) -> runner.KernelJob:
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(6).astype(np.float32).reshape(2, 3) for _ in range(3)]
+    roles = {io.role: a for io, a in zip(variant.op.kernel_inputs, arrays)}
+    call = validate(variant.op, roles["grad"], roles["self"], roles["target"], "none", soc="Ascend910B1")
+    return runner.KernelJob(call=call, variant=variant, inputs=tuple(arrays), tiling=_standin_tiling(total))
+
+
+def test_cpu_runner_round_trip(tmp_path: Path, cpu_runner_exe: tuple[Path, Variant]) -> None:
+    exe, variant = cpu_runner_exe
+    job = _job(variant, total=6)
+    tiling, inputs, output = runner._write_inputs(tmp_path, job)
+    stdout = runner._run_process([str(exe), *runner._runner_args(job, tiling, inputs, output)], {}, tmp_path,
+                                 "stand-in", timeout=60)
+    assert runner.RUN_OK in stdout
+    data = runner._check_output(output, job.out_bytes, "stand-in")
+    got = np.frombuffer(data, np.float32).reshape(2, 3)
+    a, b, c = job.inputs
+    np.testing.assert_array_equal(got, a + 2 * b + 3 * c)  # kernel argument order = registry kernel order
+
+
+def test_a_kernel_that_writes_nothing_cannot_pass(tmp_path: Path, cpu_runner_exe: tuple[Path, Variant]) -> None:
+    exe, variant = cpu_runner_exe
+    job = _job(variant, total=0)  # the stand-in kernel stores no element
+    tiling, inputs, output = runner._write_inputs(tmp_path, job)
+    runner._run_process([str(exe), *runner._runner_args(job, tiling, inputs, output)], {}, tmp_path, "stand-in", 60)
+    with pytest.raises(runner.CannRunError, match="canary"):
+        runner._check_output(output, job.out_bytes, "stand-in")
+
+
+def test_runner_rejects_bad_arguments(tmp_path: Path, cpu_runner_exe: tuple[Path, Variant]) -> None:
+    exe, variant = cpu_runner_exe
+    job = _job(variant, total=6)
+    tiling, inputs, output = runner._write_inputs(tmp_path, job)
+    args = runner._runner_args(job, tiling, inputs, output)
+    with pytest.raises(runner.CannRunError, match="exited with 2"):
+        runner._run_process([str(exe), "0", *args[1:]], {}, tmp_path, "stand-in", 60)  # block dim 0
+    with pytest.raises(runner.CannRunError, match="exited with 1"):
+        runner._run_process([str(exe), *args[:4], str(tmp_path / "missing.bin"), *args[5:]], {}, tmp_path,
+                            "stand-in", 60)
+    with pytest.raises(runner.CannRunError, match="expected"):
+        runner._check_output(tiling, 3, "stand-in")
+
+
+def test_choose_flow(tmp_path: Path) -> None:
+    from lossgrad.cann.detect import CannInstall
+
+    root = tmp_path / "cann"
+    (root / "compiler" / "tikcpp" / "ascendc_kernel_cmake").mkdir(parents=True)
+    cann = CannInstall(root=root, host_arch="x86_64", version=None, version_source=None)
+    a2, a5 = BuildTarget.of("Ascend910B1"), BuildTarget.of("Ascend950PR_9579")
+    assert runner.choose_flow(cann, a2, "cpu") == "launch-legacy"
+    assert runner.choose_flow(cann, a2, "npu") == "launch-asc"  # no ascendc.cmake in this toolkit
+    (root / "compiler" / "tikcpp" / "ascendc_kernel_cmake" / "ascendc.cmake").write_text("")
+    assert runner.choose_flow(cann, a2, "npu") == "launch-legacy"
+    assert runner.choose_flow(cann, a5, "sim") == "launch-asc"
+    assert runner.choose_flow(cann, a5, "cpu") == "launch-legacy"
