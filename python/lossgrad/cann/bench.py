@@ -1,0 +1,199 @@
+"""Device and simulator timings for `lossgrad bench --backend npu|sim`.
+
+npu: each repetition is timed with device events around one launch, after an L2 flush (a device memset of a buffer
+larger than L2, queued on the same stream); our kernel and CANN's built-in aclnn op (when the toolkit exports it)
+alternate A/B/A/B so clock and thermal drift hit both alike; medians are reported. sim: the host runner runs under
+`msprof op simulator` and the kernel time is read from its OpBasicInfo.csv ("Task Duration(us)"; simulated times are
+for reference only, per CANN's docs). Achieved bandwidth counts each byte the kernel must move once: the inputs it
+reads (KL never reads self's values) plus the output, against the SoC table's memory bandwidth.
+"""
+from __future__ import annotations
+
+import csv
+import shutil
+import statistics
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import BackendUnavailable
+from ..validation import Call
+from . import envs
+from .detect import CannInstall, device_present, require_cann
+from .runner import (CannRunError, KernelJob, _runner_args, _simulator_env, _write_inputs, build_variant,
+                     kernel_job, launch_variant, run_worker)
+from .targets import BuildTarget
+
+MIN_FLUSH_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    op: str
+    soc: str
+    backend: str
+    shapes: tuple[tuple[int, ...], ...]   # kernel input shapes (kernel order), then the output
+    dtypes: str
+    samples: int
+    median_us: float | None
+    bytes_moved: int
+    gbps: float | None
+    bandwidth_fraction: float | None      # of the SoC table's memory bandwidth
+    bandwidth_source: str
+    aclnn_median_us: float | None = None  # CANN's built-in op, interleaved A/B
+    notes: tuple[str, ...] = ()
+
+    @property
+    def speedup_vs_aclnn(self) -> float | None:
+        if self.median_us and self.aclnn_median_us:
+            return self.aclnn_median_us / self.median_us
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["speedup_vs_aclnn"] = self.speedup_vs_aclnn
+        return d
+
+
+def bytes_moved(job: KernelJob) -> int:
+    """Bytes a perfect kernel moves: every input it reads once, the output written once."""
+    roles = [io.role for io in job.call.op.kernel_inputs]
+    read = sum(a.nbytes for role, a in zip(roles, job.inputs) if role != "self" or job.call.op.kernel_reads_self)
+    return int(read + job.out_bytes)
+
+
+def flush_bytes(target: BuildTarget) -> int:
+    l2 = target.soc.l2_bytes.value
+    return max(MIN_FLUSH_BYTES, 2 * int(l2)) if l2 else MIN_FLUSH_BYTES
+
+
+def builtin_aclnn_spec(call: Call, run_dir: Path, cann: CannInstall) -> dict[str, Any]:
+    """CANN's own aclnn<Op> on the caller's arrays (aclnn argument order, its own casting and broadcasting)."""
+    op = call.op
+    args: list[dict[str, Any]] = []
+    for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target)):
+        path = run_dir / f"aclnn_{role}.bin"
+        a = np.ascontiguousarray(arr)
+        a.tofile(path)
+        args.append({"kind": "tensor", "path": str(path), "shape": list(a.shape),
+                     "acl_dtype": call.dtypes[role].acl_enum})
+    args.append({"kind": "scalar", "ctype": "int64", "value": int(call.reduction.value)})
+    for a in op.attrs:
+        args.append({"kind": "scalar", "ctype": a.aclnn_type, "value": call.attrs[a.name]})
+    n_out = int(np.prod(call.out_shape, dtype=np.int64)) * call.out_dtype.itemsize
+    args.append({"kind": "output", "shape": list(call.out_shape), "acl_dtype": call.out_dtype.acl_enum,
+                 "bytes": n_out})
+    return {"function": op.aclnn, "optional": True, "args": args,
+            "libraries": ["libopapi.so", "libopapi_nn.so", "libopapi_math.so"],
+            "lib_dirs": [str(cann.lib64), str(cann.arch_dir / "lib64")]}
+
+
+def _result(job: KernelJob, backend: str, times_us: Sequence[float], aclnn_us: Sequence[float],
+            notes: Sequence[str]) -> BenchResult:
+    call = job.call
+    moved = bytes_moved(job)
+    med = statistics.median(times_us) if times_us else None
+    gbps = moved / (med * 1e-6) / 1e9 if med else None
+    bw = call.soc.hbm_bandwidth
+    fraction = (gbps * 1e9 / float(bw.value)) if gbps and bw.value else None
+    return BenchResult(op=call.op.name, soc=call.soc.name, backend=backend,
+                       shapes=tuple(tuple(a.shape) for a in job.inputs) + (tuple(call.out_shape),),
+                       dtypes=", ".join(d.label for d in job.variant.combo), samples=len(times_us), median_us=med,
+                       bytes_moved=moved, gbps=gbps, bandwidth_fraction=fraction,
+                       bandwidth_source=f"{bw.source} ({bw.confidence})",
+                       aclnn_median_us=statistics.median(aclnn_us) if aclnn_us else None, notes=tuple(notes))
+
+
+def _bench_npu(cann: CannInstall, job: KernelJob, reps: int, warmup: int, compare_aclnn: bool,
+               timeout: float) -> BenchResult:
+    target = BuildTarget(job.call.soc)
+    built = build_variant(cann, target, launch_variant(job, "npu"), "npu")
+    assert built.library is not None
+    run_dir = built.out / "runs" / uuid.uuid4().hex[:12]
+    run_dir.mkdir(parents=True)
+    tiling, inputs, output = _write_inputs(run_dir, job)
+    spec: dict[str, Any] = {
+        "output": {"path": str(output), "bytes": job.out_bytes},
+        "kernel": {"library": str(built.library), "symbol": built.symbol, "block_dim": int(job.tiling.block_dim),
+                   "tiling": str(tiling), "workspace_bytes": int(getattr(job.tiling, "workspace_bytes", 0)),
+                   "inputs": [str(p) for p in inputs]},
+        "bench": {"reps": reps, "warmup": warmup, "flush_bytes": flush_bytes(target)},
+    }
+    if compare_aclnn:
+        spec["aclnn"] = builtin_aclnn_spec(job.call, run_dir, cann)
+    env = envs.run_environment("npu", target, cann.root, cann.host_arch, first_lib_dirs=[built.library.parent])
+    result = run_worker(spec, run_dir, env, f"bench {job.call.op.name}", timeout)
+    times = result.get("times_ms", {})
+    notes = [f"L2 flushed with {flush_bytes(target) >> 20} MiB between repetitions"]
+    if "aclnn_error" in result:
+        notes.append(f"built-in {job.call.op.aclnn} unavailable: {result['aclnn_error']}")
+    shutil.rmtree(run_dir)
+    return _result(job, "npu", [t * 1e3 for t in times.get("kernel", [])],
+                   [t * 1e3 for t in times.get("aclnn", [])], notes)
+
+
+def read_task_duration_us(root: Path) -> list[float]:
+    """Kernel times from every OpBasicInfo*.csv under an msprof output directory ("Task Duration(us)"; one
+    third-party mapping spells the parentheses full-width, so both are accepted)."""
+    out: list[float] = []
+    for path in sorted(root.rglob("OpBasicInfo*.csv")):
+        with open(path, newline="") as fh:
+            for row in csv.DictReader(fh):
+                for key, value in row.items():
+                    norm = (key or "").replace("（", "(").replace("）", ")").strip().lower()
+                    if norm == "task duration(us)" and value not in (None, "", "N/A"):
+                        out.append(float(value))
+    return out
+
+
+def _bench_sim(cann: CannInstall, job: KernelJob, reps: int, timeout: float) -> BenchResult:
+    import subprocess
+
+    target = BuildTarget(job.call.soc)
+    msprof = shutil.which("msprof")
+    if msprof is None:
+        raise BackendUnavailable("simulator timings need CANN's msprof on PATH (`source <cann>/set_env.sh`)")
+    built = build_variant(cann, target, launch_variant(job, "sim"), "sim")
+    assert built.executable is not None
+    times: list[float] = []
+    for _ in range(max(reps, 1)):
+        run_dir = built.out / "runs" / uuid.uuid4().hex[:12]
+        run_dir.mkdir(parents=True)
+        tiling, inputs, output = _write_inputs(run_dir, job)
+        cmd = [msprof, "op", "simulator", f"--output={run_dir / 'prof'}", str(built.executable),
+               *_runner_args(job, tiling, inputs, output)]
+        env = _simulator_env(cann, target, built, run_dir)
+        proc = subprocess.run(cmd, env=env, cwd=str(run_dir), capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise CannRunError(f"msprof op simulator failed with {proc.returncode} (run directory {run_dir})\n"
+                               f"{proc.stderr[-2000:]}")
+        found = read_task_duration_us(run_dir / "prof")
+        if not found:
+            raise CannRunError(f"no Task Duration(us) in the msprof output under {run_dir / 'prof'}")
+        times.append(found[0])
+        shutil.rmtree(run_dir)
+    return _result(job, "sim", times, [], ["simulated time (msprof op simulator); for reference only"])
+
+
+def bench_on_cann(calls: Sequence[Call], backend: str, *, reps: int = 20, warmup: int = 3,
+                  compare_aclnn: bool = True, timeout: float = 1800.0) -> list[BenchResult]:
+    """Time each call's kernel on the device ("npu") or the simulator ("sim")."""
+    if backend not in ("npu", "sim"):
+        raise ValueError(f"backend: expected npu or sim, got {backend!r}")
+    cann = require_cann(f'lossgrad bench --backend {backend}')
+    if backend == "npu" and not device_present():
+        raise BackendUnavailable(f"lossgrad bench --backend npu: {cann.describe()} but no Ascend device "
+                                 "(/dev/davinciN); use --backend sim, or the twin's counters (--backend twin)")
+    results = []
+    for call in calls:
+        if not call.launch:
+            continue
+        job = kernel_job(call)
+        if backend == "npu":
+            results.append(_bench_npu(cann, job, reps, warmup, compare_aclnn, timeout))
+        else:
+            results.append(_bench_sim(cann, job, min(reps, 3), timeout))
+    return results

@@ -1,0 +1,427 @@
+"""Running a validated call with the CANN toolkit: CPU-debug ("cpu"), simulator ("sim") or device ("npu").
+
+run_on_cann(call, backend) is what lossgrad's public functions dispatch to. Each run:
+  1. needs CANN (ASCEND_HOME_PATH), else BackendUnavailable naming set_env.sh and the twin; "npu" also needs a device;
+  2. prepares the kernel's view of the inputs and the tiling exactly as the twin does (lossgrad.runners.twin,
+     lossgrad.tiling), so the same bytes reach the same kernel;
+  3. builds (once, cached under the lossgrad cache directory) the kernel-launch variant for the call's dtypes:
+     tikicpulib executable for "cpu", simulator-linked runner for "sim", kernel library for "npu";
+  4. runs it in a subprocess with a computed environment, tensors as .bin files, every ACL code checked, and the
+     output pre-filled with a canary so a kernel that never ran cannot pass.
+"""
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import BackendUnavailable
+from ..validation import Call
+from . import envs, outdir, project
+from .detect import CannInstall, detect_cann, device_present, require_cann
+from .kernel_sources import Variant, launch_symbol, variant_for_call
+from .targets import BuildTarget
+
+BACKENDS = ("cpu", "sim", "npu")
+RUN_OK = "LOSSGRAD_RUN_OK"
+CANARY = 0xFF
+FLOW_VAR = "LOSSGRAD_CANN_FLOW"  # force launch-legacy or launch-asc for sim/npu builds
+
+__all__ = ["BACKENDS", "CannRunError", "device_present", "run_on_cann", "kernel_job", "build_variant"]
+
+
+class CannRunError(RuntimeError):
+    """A CANN build or run failed; the message names the step and keeps the log and run directory."""
+
+
+# -- the kernel's inputs and tiling (as the twin prepares them) ------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelJob:
+    call: Call
+    variant: Variant
+    inputs: tuple[np.ndarray, ...]  # kernel input order, C-contiguous, in the variant's dtypes
+    tiling: Any                     # lossgrad.tiling.TilingPlan: block_dim, tiling_key, data, workspace_bytes
+
+    @property
+    def out_bytes(self) -> int:
+        return int(np.prod(self.call.out_shape, dtype=np.int64)) * self.call.out_dtype.itemsize
+
+
+def kernel_job(call: Call) -> KernelJob:
+    from ..runners.twin import kernel_view  # lazy: the twin runner owns the kernel-view convention
+    from ..tiling import plan, problem_from_call
+
+    arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
+    promoted = dt.promote(dt.promote(call.dtypes["grad"], call.dtypes["self"]), call.dtypes["target"])
+    views: dict[str, np.ndarray] = {}
+    for role, arr in arrays.items():
+        view = kernel_view(arr)
+        if not call.dtypes[role].is_float:  # the op_api casts non-float inputs to the promoted type first
+            view = view.astype(promoted.np_dtype)
+        views[role] = np.ascontiguousarray(view)
+    problem = problem_from_call(call, {r: a.shape for r, a in views.items()})
+    kernel_dtypes = {r: dt.from_numpy(a.dtype) for r, a in views.items()}
+    kernel_dtypes["out"] = call.out_dtype
+    if dict(problem.dtypes) != kernel_dtypes:
+        problem = dataclasses.replace(problem, dtypes=kernel_dtypes)
+    tiling = plan(problem)
+    ordered = tuple(views[io.role] for io in call.op.kernel_inputs)
+    variant = variant_for_call(call.op, call.soc, [dt.from_numpy(a.dtype) for a in ordered], call.out_dtype)
+    return KernelJob(call=call, variant=variant, inputs=ordered, tiling=tiling)
+
+
+def launch_variant(job: KernelJob, mode: str) -> Variant:
+    """CPU debug selects the tiling key at run time; sim/npu libraries are built per key."""
+    if mode == "cpu":
+        return job.variant
+    return dataclasses.replace(job.variant, tiling_key=int(job.tiling.tiling_key))
+
+
+# -- building a variant (cached) -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BuiltVariant:
+    variant: Variant
+    flow: str
+    mode: str
+    out: Path
+    executable: Path | None     # cpu/sim host runner
+    library: Path | None        # npu kernel library
+    symbol: str
+
+
+def cache_root() -> Path:
+    root = os.environ.get("LOSSGRAD_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "lossgrad"
+
+
+def _cann_cache_dir(cann: CannInstall) -> Path:
+    tag = hashlib.sha256(str(cann.root).encode()).hexdigest()[:8]
+    return cache_root() / "cann" / f"{cann.version or 'unknown'}-{tag}"
+
+
+def _ascendc_cmake_found(cann: CannInstall) -> bool:
+    root = cann.root
+    return any((d / "ascendc.cmake").is_file() for d in (
+        root / "compiler" / "tikcpp" / "ascendc_kernel_cmake", root / "tools" / "tikcpp" / "ascendc_kernel_cmake",
+        cann.arch_dir / "tikcpp" / "ascendc_kernel_cmake"))
+
+
+def choose_flow(cann: CannInstall, target: BuildTarget, mode: str) -> str:
+    forced = os.environ.get(FLOW_VAR)
+    if forced:
+        if forced not in ("launch-legacy", "launch-asc"):
+            raise CannRunError(f"{FLOW_VAR}={forced}: expected launch-legacy or launch-asc")
+        return forced
+    if mode == "cpu":
+        return "launch-legacy"  # tikicpulib + ICPU_RUN_KF, every architecture
+    if target.legacy_launch_supported and _ascendc_cmake_found(cann):
+        return "launch-legacy"
+    return "launch-asc"
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _source_digest(project_dir: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(project_dir.rglob("*")):
+        rel = path.relative_to(project_dir)
+        if path.is_file() and not rel.parts[0].startswith("build"):
+            h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _find_product(out: Path, names: Sequence[str]) -> Path | None:
+    for base in (out / f"install-{n}" for n in BACKENDS):
+        for name in names:
+            for sub in ("bin", "lib", "lib64"):
+                if (base / sub / name).is_file():
+                    return base / sub / name
+    for name in names:  # ascendc_library() may leave its library in the build tree only
+        found = sorted((out / "project").glob(f"build-*/**/{name}"))
+        if found:
+            return found[0]
+    return None
+
+
+def build_variant(cann: CannInstall, target: BuildTarget, variant: Variant, mode: str) -> BuiltVariant:
+    flow = choose_flow(cann, target, mode)
+    out = _cann_cache_dir(cann) / target.soc_version / f"{flow}-{mode}" / variant.name
+    with _locked(out.parent / f".{variant.name}.lock"):
+        plan = project.plan_build(flow, target.soc, [variant.op], out=out, run_mode=mode, cann=cann,
+                                  variants=[variant])
+        try:
+            project.write_files(plan)
+        except Exception as exc:
+            raise CannRunError(f"rendering the {variant.name} sources into {out} failed: {exc}") from exc
+        digest = _source_digest(plan.project_dir)
+        stamp = out / f".built-{mode}"
+        if not (stamp.is_file() and stamp.read_text() == digest):
+            log = out / f"build-{mode}.log"
+            with open(log, "w") as fh:
+                def runner(argv: list[str], **kw: Any) -> "subprocess.CompletedProcess[bytes]":
+                    return subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, **kw)
+                try:
+                    project.run_steps(plan, echo=lambda line: print(line, file=fh, flush=True), runner=runner)
+                except (project.BuildFailed, OSError) as exc:
+                    raise CannRunError(f"building {variant.name} for {target.soc_version} ({flow}, {mode}) failed: "
+                                       f"{exc}\n--- last lines of {log} ---\n{_tail(log)}") from exc
+            stamp.write_text(digest)
+    suffix = "_cpu" if mode == "cpu" else "_run"
+    exe = _find_product(out, [variant.name + suffix])
+    lib = _find_product(out, [f"lib{variant.name}.so"]) if mode != "cpu" else None
+    if mode in ("cpu", "sim") and exe is None:
+        raise CannRunError(f"the {mode} build of {variant.name} in {out} produced no {variant.name}{suffix}")
+    if mode == "npu" and lib is None:
+        raise CannRunError(f"the npu build of {variant.name} in {out} produced no lib{variant.name}.so")
+    return BuiltVariant(variant, flow, mode, out, exe, lib, launch_symbol(variant, flow))
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# -- running ---------------------------------------------------------------------------------------------------------
+
+def _write_inputs(run_dir: Path, job: KernelJob) -> tuple[Path, list[Path], Path]:
+    tiling = run_dir / "tiling.bin"
+    tiling.write_bytes(bytes(job.tiling.data))
+    paths = []
+    for io, arr in zip(job.call.op.kernel_inputs, job.inputs):
+        path = run_dir / f"input_{io.proto}.bin"
+        arr.tofile(path)
+        paths.append(path)
+    return tiling, paths, run_dir / "output.bin"
+
+
+def _runner_args(job: KernelJob, tiling: Path, inputs: Sequence[Path], output: Path) -> list[str]:
+    t = job.tiling
+    return [str(int(t.block_dim)), str(int(t.tiling_key)), str(int(getattr(t, "workspace_bytes", 0))), str(tiling),
+            *map(str, inputs), str(output), str(job.out_bytes)]
+
+
+def _simulator_env(cann: CannInstall, target: BuildTarget, built: BuiltVariant, run_dir: Path) -> dict[str, str]:
+    first: list[Path] = []
+    dav_dir, _legacy_dir = target.simulator_lib_dirs(cann.root, cann.host_arch)
+    if (dav_dir / "libruntime_camodel.so").is_file():
+        # CANN 9.x: runtime and driver are swapped for the camodel libraries under their usual names, as ops-nn's
+        # build.sh does for --simulator (build_tooling.md §1.10); the links live in our cache directory.
+        shim = built.out / "sim_shim"
+        shim.mkdir(exist_ok=True)
+        for src, alias in (("libruntime_camodel.so", "libruntime.so"), ("libnpu_drv_camodel.so", "libascend_hal.so")):
+            link = shim / alias
+            if (dav_dir / src).is_file() and not link.exists():
+                link.symlink_to(dav_dir / src)
+        first.append(shim)
+    if built.library is not None:
+        first.append(built.library.parent)
+    return envs.run_environment("sim", target, cann.root, cann.host_arch, first_lib_dirs=first, run_dir=run_dir)
+
+
+def _check_output(output: Path, expected: int, what: str) -> bytes:
+    if not output.is_file():
+        raise CannRunError(f"{what} wrote no output file {output}")
+    data = output.read_bytes()
+    if len(data) != expected:
+        raise CannRunError(f"{what} wrote {len(data)} output bytes, expected {expected}")
+    if expected and data.count(CANARY) == expected:
+        raise CannRunError(f"{what}: the output still holds the canary pattern everywhere; the kernel did not run "
+                           "or did not store its result")
+    return data
+
+
+def _run_process(cmd: list[str], env: Mapping[str, str], cwd: Path, what: str, timeout: float) -> str:
+    try:
+        proc = subprocess.run(cmd, env=dict(env), cwd=str(cwd), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise CannRunError(f"{what} timed out after {timeout:.0f} s (run directory {cwd})") from exc
+    except OSError as exc:
+        raise CannRunError(f"{what} could not start: {exc}") from exc
+    (cwd / "stdout.log").write_text(proc.stdout)
+    (cwd / "stderr.log").write_text(proc.stderr)
+    if proc.returncode != 0:
+        raise CannRunError(f"{what} exited with {proc.returncode} (run directory {cwd})\n{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def worker_command(job_file: Path) -> list[str]:
+    return [sys.executable, "-m", "lossgrad.cann.worker", str(job_file)]
+
+
+def worker_env(base: Mapping[str, str]) -> dict[str, str]:
+    env = dict(base)
+    package_parent = str(Path(__file__).resolve().parents[2])  # so the subprocess imports this lossgrad
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def run_worker(job_spec: dict[str, Any], run_dir: Path, env: Mapping[str, str], what: str,
+               timeout: float) -> dict[str, Any]:
+    job_file = run_dir / "job.json"
+    job_file.write_text(json.dumps(job_spec, indent=1))
+    try:
+        proc = subprocess.run(worker_command(job_file), env=worker_env(env), cwd=str(run_dir), capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise CannRunError(f"{what} timed out after {timeout:.0f} s (run directory {run_dir})") from exc
+    (run_dir / "stderr.log").write_text(proc.stderr)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    result = json.loads(lines[-1]) if lines else {"ok": False, "error": "the worker printed no result"}
+    if proc.returncode != 0 or not result.get("ok"):
+        raise CannRunError(f"{what} failed: {result.get('error', f'exit code {proc.returncode}')} "
+                           f"(run directory {run_dir})\n{proc.stderr[-2000:]}")
+    return result
+
+
+@contextmanager
+def _run_dir(built_out: Path) -> Iterator[Path]:
+    runs = built_out / "runs"
+    runs.mkdir(exist_ok=True)
+    path = runs / uuid.uuid4().hex[:12]
+    path.mkdir()
+    yield path
+    shutil.rmtree(path)  # ours, and only on success: a failed run keeps its directory for inspection
+
+
+def _installed_vendor_dir(package_out: Path) -> Path:
+    vendors = sorted(p for p in (package_out / "opp" / "vendors").glob("*") if p.is_dir())
+    if len(vendors) != 1:
+        raise CannRunError(f"{package_out}/opp/vendors should hold exactly one installed package (lossgrad build "
+                           f"--flow package --out {package_out}); found {len(vendors)}")
+    return vendors[0]
+
+
+def custom_aclnn_spec(job: KernelJob, run_dir: Path, tensor_paths: Sequence[Path], vendor_dir: Path,
+                      cann: CannInstall) -> dict[str, Any]:
+    """The installed custom package's aclnn<Op> call: inputs (OpDef order), the reduction string, the op's attrs
+    (a float attr as double, build_tooling.md §1.9), then the output."""
+    op = job.call.op
+    args: list[dict[str, Any]] = [{"kind": "tensor", "path": str(p), "shape": list(a.shape),
+                                   "acl_dtype": dt.from_numpy(a.dtype).acl_enum}
+                                  for p, a in zip(tensor_paths, job.inputs)]
+    args.append({"kind": "scalar", "ctype": "string", "value": job.call.reduction.label})
+    for a in op.attrs:
+        ctype = "double" if a.kernel_type == "Float" else "bool"
+        args.append({"kind": "scalar", "ctype": ctype, "value": job.call.attrs[a.name]})
+    args.append({"kind": "output", "shape": list(job.call.out_shape), "acl_dtype": job.call.out_dtype.acl_enum,
+                 "bytes": job.out_bytes})
+    return {"function": "aclnn" + op.custom_op_type, "libraries": ["libcust_opapi.so"],
+            "lib_dirs": [str(vendor_dir / "op_api" / "lib"), str(cann.lib64)], "args": args}
+
+
+def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeout: float = 900.0) -> np.ndarray:
+    """Run a validated call on CANN: backend "cpu" (CPU-debug), "sim" (simulator) or "npu" (device).
+
+    With package (an output directory of `lossgrad build --flow package`), "npu" calls the installed custom aclnn
+    two-stage API instead of the kernel-launch library. Raises BackendUnavailable without CANN or (for "npu")
+    without a device, CannRunError when a build or run fails.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
+    cann = require_cann(f'backend "{backend}"')
+    if backend == "npu" and not device_present():
+        raise BackendUnavailable(f"backend \"npu\": {cann.describe()} is installed but no Ascend device is visible "
+                                 "(/dev/davinciN); use backend \"sim\" or \"cpu\", or the host twin "
+                                 "(backend=\"twin\", `--backend twin`)")
+    if package is not None and backend != "npu":
+        raise ValueError("package: the installed aclnn package runs on the device only (backend \"npu\")")
+    if not call.launch:
+        return np.zeros(call.out_shape, dtype=call.out_dtype.np_dtype)
+    job = kernel_job(call)
+    target = BuildTarget(call.soc)
+    what = f"{call.op.name} on {target.soc_version} ({backend})"
+    if package is not None:
+        return _run_custom_aclnn(cann, job, Path(package), what, timeout)
+    built = build_variant(cann, target, launch_variant(job, backend), backend)
+    with _run_dir(built.out) as run_dir:
+        tiling, inputs, output = _write_inputs(run_dir, job)
+        if backend == "npu":
+            assert built.library is not None
+            env = envs.run_environment("npu", target, cann.root, cann.host_arch,
+                                       first_lib_dirs=[built.library.parent])
+            spec = {"device": int(os.environ.get("LOSSGRAD_DEVICE_ID", "0")),
+                    "output": {"path": str(output), "bytes": job.out_bytes},
+                    "kernel": {"library": str(built.library), "symbol": built.symbol,
+                               "block_dim": int(job.tiling.block_dim), "tiling": str(tiling),
+                               "workspace_bytes": int(getattr(job.tiling, "workspace_bytes", 0)),
+                               "inputs": [str(p) for p in inputs]}}
+            run_worker(spec, run_dir, env, what, timeout)
+        else:
+            assert built.executable is not None
+            cmd = [str(built.executable), *_runner_args(job, tiling, inputs, output)]
+            if backend == "cpu":
+                env = envs.run_environment("cpu", target, cann.root, cann.host_arch, run_dir=run_dir)
+            else:
+                env = _simulator_env(cann, target, built, run_dir)
+                if target.npu_arch == 3510:
+                    cmd = _npusim_command(cmd, target, run_dir)
+            stdout = _run_process(cmd, env, run_dir, what, timeout)
+            if RUN_OK not in stdout:
+                raise CannRunError(f"{what}: the runner exited 0 but did not report success (run directory "
+                                   f"{run_dir})")
+        data = _check_output(output, job.out_bytes, what)
+    return np.frombuffer(data, dtype=call.out_dtype.np_dtype).reshape(call.out_shape).copy()
+
+
+def _npusim_command(cmd: list[str], target: BuildTarget, run_dir: Path) -> list[str]:
+    """950 parts are simulated by npusim, not camodel (ops-nn docs/zh/debug/npu_sim.md; x86 hosts only)."""
+    npusim = shutil.which("npusim")
+    if npusim is None:
+        raise BackendUnavailable(f"backend \"sim\" on {target.soc_version} needs CANN's npusim (Ascend 950 "
+                                 "simulator, x86 hosts) on PATH; use backend \"cpu\" or the host twin "
+                                 "(backend=\"twin\", `--backend twin`)")
+    import shlex
+    return [npusim, "record", cmd[0], "-s", "Ascend950", "-o", str(run_dir / "npusim"), "-u", shlex.join(cmd[1:])]
+
+
+def _run_custom_aclnn(cann: CannInstall, job: KernelJob, package: Path, what: str, timeout: float) -> np.ndarray:
+    outdir.inspect(package)  # refuses a directory lossgrad did not create
+    vendor_dir = _installed_vendor_dir(package)
+    target = BuildTarget(job.call.soc)
+    runs = outdir.claim(package / "runs", "aclnn runs")
+    run_dir = runs / uuid.uuid4().hex[:12]
+    run_dir.mkdir()
+    _tiling, inputs, output = _write_inputs(run_dir, job)
+    env = envs.run_environment("npu", target, cann.root, cann.host_arch,
+                               first_lib_dirs=[vendor_dir / "op_api" / "lib"], custom_opp=vendor_dir)
+    spec = {"device": int(os.environ.get("LOSSGRAD_DEVICE_ID", "0")),
+            "output": {"path": str(output), "bytes": job.out_bytes}, "primary": "aclnn",
+            "aclnn": custom_aclnn_spec(job, run_dir, inputs, vendor_dir, cann)}
+    run_worker(spec, run_dir, env, what + " via aclnn", timeout)
+    data = _check_output(output, job.out_bytes, what)
+    shutil.rmtree(run_dir)
+    return np.frombuffer(data, dtype=job.call.out_dtype.np_dtype).reshape(job.call.out_shape).copy()
+
+
+def cann_status() -> dict[str, Any]:
+    """What this machine offers, for `lossgrad socs`/diagnostics: CANN root and version, device presence."""
+    cann = detect_cann()
+    return {"cann": None if cann is None else {"root": str(cann.root), "version": cann.version,
+                                               "version_source": cann.version_source},
+            "device": device_present()}

@@ -1,0 +1,159 @@
+"""CANN detection, run environments and the runners' fail-fast behaviour on a machine without CANN (or without a
+device): every cpu/sim/npu path raises BackendUnavailable naming ASCEND_HOME_PATH, set_env.sh and the twin."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lossgrad.cann import bench, detect, envs, runner
+from lossgrad.cann.targets import BuildTarget
+from lossgrad.errors import BackendUnavailable
+from lossgrad.registry import OPS
+from lossgrad.socs import SOCS
+from lossgrad.validation import validate
+
+
+def _call(op_name: str = "l1_loss_backward") -> object:
+    x = np.ones((2, 3), np.float32)
+    return validate(OPS[op_name], x, x, x, "mean", soc="Ascend910B1")
+
+
+def _assert_clear(message: str) -> None:
+    for needle in ("ASCEND_HOME_PATH", "set_env.sh", "twin"):
+        assert needle in message, needle
+
+
+@pytest.mark.parametrize("backend", runner.BACKENDS)
+def test_every_runner_fails_fast_without_cann(no_cann: None, backend: str) -> None:
+    with pytest.raises(BackendUnavailable) as info:
+        runner.run_on_cann(_call(), backend)
+    _assert_clear(str(info.value))
+
+
+@pytest.mark.parametrize("backend", ["npu", "sim"])
+def test_bench_fails_fast_without_cann(no_cann: None, backend: str) -> None:
+    with pytest.raises(BackendUnavailable) as info:
+        bench.bench_on_cann([_call()], backend)
+    _assert_clear(str(info.value))
+
+
+def test_public_dispatch_reaches_the_cann_runner(no_cann: None) -> None:
+    dispatch = pytest.importorskip("lossgrad.runners")
+    with pytest.raises(BackendUnavailable) as info:
+        dispatch.run(_call(), "cpu")
+    _assert_clear(str(info.value))
+    assert dispatch.resolve_backend("auto") == "twin"  # no device without CANN
+
+
+def test_npu_without_a_device(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    monkeypatch.setattr(detect, "_device_nodes", lambda: [])
+    assert not detect.device_present()
+    with pytest.raises(BackendUnavailable, match="no Ascend device"):
+        runner.run_on_cann(_call(), "npu")
+
+
+def test_unknown_backend() -> None:
+    with pytest.raises(ValueError):
+        runner.run_on_cann(_call(), "gpu")
+
+
+def test_a_dangling_home_path_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "missing"))
+    assert detect.detect_cann() is None
+    message = detect.unavailable_message("x")
+    assert "is not a directory" in message and "set_env.sh" in message
+
+
+def test_version_detection(tmp_path: Path) -> None:
+    arch = detect.host_arch()
+    info = tmp_path / "a" / f"{arch}-linux" / "ascend_toolkit_install.info"
+    info.parent.mkdir(parents=True)
+    info.write_text("package_name=Ascend-cann-toolkit\nversion=8.5.0\ninnerversion=V100R001\n")
+    cann = detect.detect_cann({"ASCEND_HOME_PATH": str(tmp_path / "a")})
+    assert cann is not None and cann.version == "8.5.0" and cann.version_source == str(info)
+    cfg = tmp_path / "b" / "version.cfg"
+    cfg.parent.mkdir()
+    cfg.write_text("# version\ntoolkit_running_version=[7.0.RC1.alpha003:7.0.RC1]\n")
+    assert detect.detect_cann({"ASCEND_HOME_PATH": str(tmp_path / "b")}).version == "7.0.RC1.alpha003"
+    (tmp_path / "c").mkdir()
+    assert detect.detect_cann({"ASCEND_HOME_PATH": str(tmp_path / "c")}).version is None
+
+
+def test_run_environments(tmp_path: Path) -> None:
+    target = BuildTarget.of("Ascend910B1")
+    base = {"LD_LIBRARY_PATH": "/usr/lib/x", "ASCEND_CUSTOM_OPP_PATH": "/stale", "ASCEND_OPP_PATH": "/cann/opp"}
+    cpu = envs.run_environment("cpu", target, tmp_path, "x86_64", base=base, existing_only=False)
+    assert "ASCEND_CUSTOM_OPP_PATH" not in cpu and "ASCEND_OPP_PATH" not in cpu
+    assert f"{tmp_path}/tools/tikicpulib/lib/{target.cpu_debug_series}" in cpu["LD_LIBRARY_PATH"]
+    assert cpu["LD_LIBRARY_PATH"].endswith("/usr/lib/x")
+    sim = envs.run_environment("sim", target, tmp_path, "x86_64", base=base, existing_only=False,
+                               run_dir=tmp_path / "run")
+    parts = sim["LD_LIBRARY_PATH"].split(":")
+    assert parts[0] == f"{tmp_path}/x86_64-linux/simulator/dav_2201/lib"
+    assert parts[1] == f"{tmp_path}/tools/simulator/Ascend910B1/lib"
+    assert sim["CAMODEL_LOG_PATH"] == str(tmp_path / "run" / "sim_log")
+    npu = envs.run_environment("npu", target, tmp_path, "x86_64", base=base, existing_only=False,
+                               first_lib_dirs=[tmp_path / "k"], custom_opp=tmp_path / "opp" / "vendors" / "v")
+    assert npu["LD_LIBRARY_PATH"].split(":")[:2] == [str(tmp_path / "k"), f"{tmp_path}/lib64"]
+    assert npu["ASCEND_CUSTOM_OPP_PATH"] == str(tmp_path / "opp" / "vendors" / "v")
+    existing = envs.run_environment("npu", target, tmp_path, "x86_64", base={}, existing_only=True)
+    assert existing["LD_LIBRARY_PATH"] == ""  # nothing under an empty root
+    assert "ASCEND_CUSTOM_OPP_PATH" not in envs.build_environment(base)
+    assert "ASCEND_OPP_PATH" not in envs.build_environment(base, installing=True)
+
+
+def test_targets_follow_the_soc_table() -> None:
+    for soc in SOCS.values():
+        t = BuildTarget(soc)
+        assert t.soc_version == soc.name and t.compute_unit == soc.compute_unit
+        assert t.npu_arch_flag == f"dav-{soc.arch.npu_arch}"
+        assert t.legacy_launch_supported is (soc.arch.npu_arch != 3510)
+        assert t.split_cores is (not soc.arch.coupled)
+    bare = BuildTarget.of("Ascend910B")
+    assert (bare.npu_arch, bare.compute_unit, bare.cce_aicore_arch) == (1001, "ascend910", "dav-c100")
+
+
+def test_worker_reports_errors_as_json(tmp_path: Path) -> None:
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"output": {"path": str(tmp_path / "o.bin"), "bytes": 4}}))
+    env = runner.worker_env({"PATH": "/usr/bin:/bin", "ASCEND_HOME_PATH": str(tmp_path)})
+    proc = subprocess.run(runner.worker_command(job), env=env, capture_output=True, text=True)
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["ok"] is False and "libascendcl.so" in result["error"]  # no ACL runtime here
+    usage = subprocess.run([sys.executable, "-m", "lossgrad.cann.worker"], env=env, capture_output=True, text=True)
+    assert usage.returncode == 2
+
+
+def test_msprof_csv_parsing(tmp_path: Path) -> None:
+    d = tmp_path / "OPPROF_1" / "device0"
+    d.mkdir(parents=True)
+    (d / "OpBasicInfo.csv").write_text("Op Name,Op Type,Task Duration(us),Block Dim\nk,vector,12.5,40\n")
+    (d / "OpBasicInfo_2.csv").write_text("Op Name,Task Duration（us）\nk,7.25\n")
+    assert bench.read_task_duration_us(tmp_path) == [12.5, 7.25]
+
+
+def test_bench_figures() -> None:
+    from lossgrad.cann.kernel_sources import Variant
+    from lossgrad.dtypes import DType
+
+    op = OPS["kl_div_backward"]
+    x = np.ones((4, 8), np.float32)
+    call = validate(op, x, x, x, "sum", soc="Ascend910B1")
+    roles = [io.role for io in op.kernel_inputs]
+    inputs = tuple(np.ones((4, 8), np.float32) for _ in roles)
+    job = runner.KernelJob(call=call, variant=Variant(op, (DType.FLOAT32,) * 4), inputs=inputs, tiling=None)
+    moved = bench.bytes_moved(job)
+    assert moved == (2 if not op.kernel_reads_self else 3) * 128 + 128  # KL never reads self's values
+    result = bench._result(job, "npu", [10.0, 12.0, 11.0], [22.0], [])
+    assert result.median_us == 11.0 and result.samples == 3
+    assert result.gbps == pytest.approx(moved / 11e-6 / 1e9)
+    assert result.bandwidth_fraction == pytest.approx(result.gbps * 1e9 / call.soc.hbm_bandwidth.value)
+    assert result.speedup_vs_aclnn == pytest.approx(2.0)
+    assert bench.flush_bytes(BuildTarget(call.soc)) >= 2 * call.soc.l2_bytes.value
