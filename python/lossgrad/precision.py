@@ -23,6 +23,12 @@ STANDARDS = ("experimental", "mixed")
 
 THRESHOLDS: dict[DType, float] = {DType.FLOAT32: 2.0 ** -13, DType.FLOAT16: 2.0 ** -10, DType.BFLOAT16: 2.0 ** -7}
 MAX_ABS_CAPS: dict[DType, float] = {DType.FLOAT32: 1e-2, DType.FLOAT16: 1e-1, DType.BFLOAT16: 1e-1}
+# Small-value region of CANN's commercial standard (ops_semantics §6): where |golden| is below the bound, relative
+# error means nothing (float16/bfloat16 subnormals, one rounding step apart); such elements are judged by absolute
+# error against the threshold instead. Opt-in (`small_values=True`); `lossgrad verify` applies it.
+SMALL_VALUE_BOUND: dict[DType, float] = {DType.FLOAT32: 2.0 ** -14, DType.FLOAT16: 2.0 ** -11, DType.BFLOAT16: 2.0 ** -8}
+SMALL_VALUE_ERROR: dict[DType, float] = {DType.FLOAT32: 2.0 ** -30, DType.FLOAT16: 2.0 ** -16,
+                                         DType.BFLOAT16: 2.0 ** -16}
 MARE_FACTOR = 10.0
 MIXED_MIN_RATIO = 0.99
 REL_EPS = 1e-7  # the standard's denominator guard, |g| + 1e-7
@@ -40,6 +46,8 @@ class Comparison:
     max_abs_err: float
     max_abs_cap: float
     special_mismatches: int   # positions where NaN/Inf (or the Inf sign) differ
+    small_values: int         # elements judged in the small-value region (0 unless small_values=True)
+    small_value_failures: int
     passed_experimental: bool
     passed_mixed: bool
     passed: bool              # the verdict of `standard`
@@ -49,7 +57,9 @@ class Comparison:
         return (f"{verdict} [{self.standard}, {self.dtype.label}, n={self.count}] MERE={self.mere:.3g} "
                 f"MARE={self.mare:.3g} (T={self.threshold:.3g}, MARE<{MARE_FACTOR * self.threshold:.3g}); "
                 f"mixed {self.mixed_ratio:.2%} max|err|={self.max_abs_err:.3g} (cap {self.max_abs_cap:g}); "
-                f"NaN/Inf mismatches={self.special_mismatches}")
+                f"NaN/Inf mismatches={self.special_mismatches}"
+                + (f"; small-value region {self.small_values} (failures {self.small_value_failures})"
+                   if self.small_values else ""))
 
 
 def _as_f64(x: np.ndarray) -> np.ndarray:
@@ -62,8 +72,12 @@ def _special_mismatches(a: np.ndarray, g: np.ndarray) -> int:
     return int(np.count_nonzero(special & ~same))
 
 
-def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standard: str = "experimental") -> Comparison:
-    """Compare `actual` with `golden` (same shape) under CANN's standard for the output dtype."""
+def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standard: str = "experimental",
+            threshold_scale: float = 1.0, small_values: bool = False) -> Comparison:
+    """Compare `actual` with `golden` (same shape) under CANN's standard for the output dtype. `threshold_scale`
+    multiplies T (a per-case tolerance, as case tables allow); 1.0 is the standard itself. `small_values` judges
+    elements with |golden| below SMALL_VALUE_BOUND by absolute error (SMALL_VALUE_ERROR) and leaves them out of the
+    relative metrics."""
     if standard not in STANDARDS:
         raise ValueError(f"standard: expected one of {', '.join(STANDARDS)}, got {standard!r}")
     d = dt.parse(dtype)
@@ -72,21 +86,26 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standa
     a, g = _as_f64(actual), _as_f64(golden)
     if a.shape != g.shape:
         raise ValueError(f"shape mismatch: actual {a.shape} vs golden {g.shape}")
-    t, cap = THRESHOLDS[d], MAX_ABS_CAPS[d]
+    if not threshold_scale > 0:
+        raise ValueError(f"threshold_scale must be positive, got {threshold_scale!r}")
+    t, cap = THRESHOLDS[d] * threshold_scale, MAX_ABS_CAPS[d] * threshold_scale
     specials = _special_mismatches(a, g)
     finite = np.isfinite(g)
     ga, aa = g[finite], a[finite]
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(np.isfinite(aa), np.abs(aa - ga), np.inf)
-    rel = err / (np.abs(ga) + REL_EPS)
     n = int(ga.size)
-    mere = float(rel.mean()) if n else 0.0
-    mare = float(rel.max()) if n else 0.0
+    small = np.abs(ga) < SMALL_VALUE_BOUND[d] if small_values else np.zeros(n, dtype=bool)
+    small_fail = int(np.count_nonzero(err[small] > SMALL_VALUE_ERROR[d]))
+    rel = err[~small] / (np.abs(ga[~small]) + REL_EPS)
+    mere = float(rel.mean()) if rel.size else 0.0
+    mare = float(rel.max()) if rel.size else 0.0
     max_abs = float(err.max()) if n else 0.0
     ratio = float(np.count_nonzero(err <= t + t * np.abs(ga)) / n) if n else 1.0
-    ok_exp = specials == 0 and mere < t and mare < MARE_FACTOR * t
+    ok_exp = specials == 0 and small_fail == 0 and mere < t and mare < MARE_FACTOR * t
     ok_mixed = specials == 0 and ratio >= MIXED_MIN_RATIO and max_abs <= cap
     return Comparison(standard=standard, dtype=d, count=n, mere=mere, mare=mare, threshold=t, mixed_ratio=ratio,
                       max_abs_err=max_abs, max_abs_cap=cap, special_mismatches=specials,
+                      small_values=int(np.count_nonzero(small)), small_value_failures=small_fail,
                       passed_experimental=bool(ok_exp), passed_mixed=bool(ok_mixed),
                       passed=bool(ok_exp if standard == "experimental" else ok_mixed))

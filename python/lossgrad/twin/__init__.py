@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -156,9 +157,23 @@ def _parse(raw: Mapping[str, Any], kernel: str, soc: Soc, compile_s: float, cach
 
 
 _LIBS: dict[str, ctypes.CDLL] = {}
+# One simulated device per loaded library: its runtime state is global to the library, so launches of the same
+# kernel library are serialised; different kernels run concurrently (the call releases the GIL).
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock(path: str) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(path, threading.Lock())
 
 
 def _load(path: str) -> ctypes.CDLL:
+    with _LOCKS_GUARD:
+        return _load_locked(path)
+
+
+def _load_locked(path: str) -> ctypes.CDLL:
     lib = _LIBS.get(path)
     if lib is None:
         lib = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
@@ -199,8 +214,9 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     keep = [b if b.nbytes else np.zeros(1, np.uint8) for b in buffers]
     ptrs = (ctypes.c_void_p * max(1, len(keep)))(*[b.ctypes.data for b in keep])
     sizes = (ctypes.c_uint64 * max(1, len(keep)))(*[b.nbytes for b in buffers])
-    status = lib.twin_launch(int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
-    raw = json.loads(lib.twin_result().decode())
+    with _lock(str(built.path)):
+        status = lib.twin_launch(int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
+        raw = json.loads(lib.twin_result().decode())
     if status != 0:
         raise KernelFault(raw["fault"])
     return _parse(raw, kernel_name, soc_, compile_s, built.cached)

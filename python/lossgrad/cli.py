@@ -1,0 +1,201 @@
+"""The `lossgrad` command line: verify (the main job), tiling, gen, socs, bench, build."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .registry import OPS
+from .socs import SOCS, VERIFY_DEFAULT_SOCS, get_soc, soc_record
+
+
+@click.group()
+@click.version_option(package_name="ascend-lossgrad")
+def main() -> None:
+    """Ascend C loss-backward kernels: generate, build, run and verify them."""
+
+
+def _progress(stream):
+    t0 = time.perf_counter()
+
+    def show(done: int, total: int, failed: int) -> None:
+        if done != total and done % max(1, total // 200):
+            return
+        width = 30
+        fill = width * done // total
+        stream.write(f"\r[{'=' * fill}{' ' * (width - fill)}] {done}/{total} cases, {failed} failed, "
+                     f"{time.perf_counter() - t0:.1f} s")
+        if done == total:
+            stream.write("\n")
+        stream.flush()
+    return show
+
+
+@main.command()
+@click.option("--soc", "socs", multiple=True, help="SoC(s) to verify (default: one part per architecture).")
+@click.option("--op", "ops", multiple=True, type=click.Choice(list(OPS)), help="Restrict to these ops.")
+@click.option("--full", is_flag=True, help="The whole matrix instead of the quick default subset.")
+@click.option("--cases", "case_file", type=click.Path(exists=True, dir_okay=False),
+              help="Run the cases of a CSV case table instead of the generated matrix.")
+@click.option("--export-cases", type=click.Path(dir_okay=False), help="Write the selected cases as a CSV table.")
+@click.option("--backend", default="twin", type=click.Choice(["twin", "cpu", "sim", "npu", "auto"]),
+              show_default=True)
+@click.option("-j", "--jobs", default=os.cpu_count() or 2, show_default=True, help="Cases run concurrently.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report instead of the table.")
+@click.option("--limit", type=int, default=None, help="Run only the first N cases.")
+def verify(socs: tuple[str, ...], ops: tuple[str, ...], full: bool, case_file: str | None, export_cases: str | None,
+           backend: str, jobs: int, as_json: bool, limit: int | None) -> None:
+    """Run the verification matrix and compare with the golden model (CANN's precision standard)."""
+    from .verify import default_cases, read_csv, run_cases, summary_json, worst, write_csv
+
+    names = [get_soc(s).name for s in socs] or list(VERIFY_DEFAULT_SOCS)
+    cases = read_csv(case_file) if case_file else default_cases(names, full=full, ops=ops or None)
+    if case_file and ops:
+        cases = [c for c in cases if c.op in ops]
+    if limit is not None:
+        cases = cases[:limit]
+    if export_cases:
+        write_csv(cases, export_cases)
+        click.echo(f"wrote {len(cases)} cases to {export_cases}", err=True)
+        return
+    t0 = time.perf_counter()
+    results = run_cases(cases, backend=backend, jobs=jobs, progress=_progress(sys.stderr))
+    wall = time.perf_counter() - t0
+    summary = summary_json(results, wall)
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        click.echo(f"{'':<43}{'judged (fp32-order golden)':>26}{'vs float64 golden':>24}")
+        click.echo(f"{'op':<26}{'dtype':<10}{'cases':>7}{'MERE':>11}{'MARE':>11}{'failed':>7}{'MERE':>12}{'MARE':>12}")
+        for (op, d), row in worst(results).items():
+            click.echo(f"{op:<26}{d:<10}{int(row['cases']):>7}{row['mere']:>11.3g}{row['mare']:>11.3g}"
+                       f"{int(row['failed']):>7}{row['mere64']:>12.3g}{row['mare64']:>12.3g}")
+        for r in results:
+            if not r.passed:
+                detail = r.error or (r.comparison.describe() if r.comparison else "")
+                click.echo(f"FAIL {r.case.id}: {detail}")
+        click.echo(f"{len(results)} cases on {backend}, {summary['failed']} failed, {wall:.1f} s "
+                   f"({', '.join(sorted({r.case.soc for r in results}))})")
+    sys.exit(0 if summary["passed"] else 1)
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    t = text.strip().strip("()[] ")
+    return tuple(int(x) for x in t.split(",") if x.strip()) if t else ()
+
+
+@main.command()
+@click.argument("op", type=click.Choice(list(OPS)))
+@click.option("--grad", "grad_shape", default="()", show_default=True, help="gradOutput shape, e.g. '(1024,)'.")
+@click.option("--self", "self_shape", default="(1024,)", show_default=True)
+@click.option("--target", "target_shape", default=None, help="Default: self's shape.")
+@click.option("--dtype", default="float32", show_default=True, help="Input dtype (all three).")
+@click.option("--out-dtype", default=None)
+@click.option("--reduction", default="mean", show_default=True)
+@click.option("--beta", type=float, default=None)
+@click.option("--log-target", is_flag=True, default=False)
+@click.option("--soc", default=None, help="SoC version or product-line alias (default: Ascend910B1).")
+@click.option("--json", "as_json", is_flag=True)
+def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, dtype: str, out_dtype: str | None,
+           reduction: str, beta: float | None, log_target: bool, soc: str | None, as_json: bool) -> None:
+    """Print the tiling an op gets for shapes, dtype and SoC."""
+    import numpy as np
+
+    from . import dtypes as dt
+    from .tiling import plan_call
+    from .validation import validate
+
+    d = dt.parse(dtype).np_dtype
+    arrays = [np.zeros(_shape(s), d) for s in (grad_shape, self_shape, target_shape or self_shape)]
+    attrs: dict[str, object] = {}
+    if beta is not None:
+        attrs["beta"] = beta
+    if log_target:
+        attrs["log_target"] = True
+    call = validate(op, *arrays, reduction, attrs, out_dtype=out_dtype, soc=soc)
+    if not call.launch:
+        click.echo("no kernel launch: aclnn returns early for empty inputs")
+        return
+    p = plan_call(call)
+    rank = int(p.fields["rank"])
+    info = {"op": op, "soc": call.soc.name, "block_dim": p.block_dim, "tiling_key": p.tiling_key,
+            "modes": dict(p.modes), "ub_bytes": p.ub_bytes, "ub_budget": p.ub_budget,
+            "notes": list(p.notes), "tiling_data_bytes": len(p.data),
+            "fields": {k: (list(v[:rank]) if isinstance(v, tuple) else v) for k, v in p.fields.items()}}
+    if as_json:
+        click.echo(json.dumps(info, indent=1))
+        return
+    for k, v in info.items():
+        if k != "fields":
+            click.echo(f"{k:<18} {v}")
+    click.echo("LossGradTilingData:")
+    for k, v in info["fields"].items():
+        click.echo(f"  {k:<14} {v}")
+
+
+@main.command()
+@click.option("--op", "ops", multiple=True, type=click.Choice(list(OPS)), help="Default: all ops.")
+@click.option("--dtypes", default=None,
+              help="grad;self;target;out dtypes for a concrete kernel (default: CANN DTYPE_ macros).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory to write into (created; existing files of the same name are replaced).")
+@click.option("--op-host", is_flag=True, help="Also render the op_host sources (needs lossgrad.cann).")
+def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -> None:
+    """Render the kernel sources (and optionally the op_host files) into a directory."""
+    from . import codegen
+    from . import dtypes as dt
+
+    chosen = list(ops) or list(OPS)
+    concrete = None
+    if dtypes:
+        parts = [dt.parse(x) for x in dtypes.split(";")]
+        if len(parts) == 1:
+            parts *= 4
+        concrete = dict(zip(("grad", "self", "target", "out"), parts))
+    written = [codegen.write_kernel(out_dir, op, concrete) for op in chosen]
+    for p in written:
+        click.echo(str(p))
+    click.echo(str(Path(out_dir) / codegen.TILING_HEADER))
+    if op_host:
+        from .cann.op_host import render_op_host
+        for p in render_op_host(Path(out_dir) / "op_host", [OPS[o] for o in chosen]):
+            click.echo(str(p))
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+def socs(as_json: bool) -> None:
+    """The SoC table the tiling uses (each figure with its source and confidence)."""
+    records = [soc_record(s) for s in SOCS.values()]
+    if as_json:
+        click.echo(json.dumps(records, indent=1))
+        return
+    cols = ("name", "line", "npu_arch", "vector_cores", "ub_kernel_bytes", "l2_bytes", "hbm_bandwidth", "clock_mhz")
+    click.echo(f"{'SoC':<18}{'line':<6}{'arch':<6}{'cores':>6}{'UB/kernel':>11}{'L2 MB':>8}{'BW GB/s':>9}"
+               f"{'MHz':>6}  pad bf16io")
+    for r in records:
+        def v(k: str) -> object:
+            x = r[k]
+            return x["value"] if isinstance(x, dict) else x
+        l2 = v("l2_bytes")
+        bw = v("hbm_bandwidth")
+        click.echo(f"{r['name']:<18}{r['line']:<6}{r['npu_arch']:<6}{v('vector_cores'):>6}{v('ub_kernel_bytes'):>11}"
+                   f"{(l2 // (1 << 20)) if l2 else '-':>8}{(bw / 1e9) if bw else '-':>9}{v('clock_mhz') or '-':>6}"
+                   f"  {'y' if r['datacopy_pad'] else 'n':>3} {'y' if r['bf16_io'] else 'n':>4}")
+    click.echo("Sources and confidence of every figure: lossgrad socs --json")
+    del cols
+
+
+try:  # `lossgrad build` lives with the CANN integration
+    from .cann.cli_build import build as _build_command
+    main.add_command(_build_command)
+except ImportError:  # pragma: no cover - only while that module is absent
+    pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
