@@ -160,7 +160,7 @@ template <uint32_t OP, typename T> void RunT(const ApiTiling& t, Bufs& b) {
     LocalTensor<T> x = t.inplace == 1 ? d : As<T>(b.a);
     LocalTensor<T> y = t.inplace == 2 ? d : As<T>(b.b);
     T s;
-    std::memcpy(&s, &t.scalar, sizeof(T));
+    std::memcpy(static_cast<void*>(&s), &t.scalar, sizeof(T));
     const int32_t n = static_cast<int32_t>(t.count);
     const uint8_t rep = static_cast<uint8_t>(t.repeat);
     const BinaryRepeatParams bp(t.stride[0], t.stride[1], t.stride[2], t.stride[3], t.stride[4], t.stride[5]);
@@ -235,7 +235,7 @@ template <typename T, typename U> void RunSelect(const ApiTiling& t, Bufs& b) {
     LocalTensor<T> y = As<T>(b.b);
     LocalTensor<U> sel = As<U>(b.c);
     T s;
-    std::memcpy(&s, &t.scalar, sizeof(T));
+    std::memcpy(static_cast<void*>(&s), &t.scalar, sizeof(T));
     const SELMODE mode = static_cast<SELMODE>(t.mode);
     const BinaryRepeatParams bp(t.stride[0], t.stride[1], t.stride[2], t.stride[3], t.stride[4], t.stride[5]);
     const uint8_t rep = static_cast<uint8_t>(t.repeat);
@@ -375,7 +375,7 @@ template <typename T> void CopyOp(const ApiTiling& t, GM_ADDR a, GM_ADDR out, Bu
 #if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
     else if (t.op == PAD_IN) {
         T pad;
-        std::memcpy(&pad, &t.scalar, sizeof(T));
+        std::memcpy(static_cast<void*>(&pad), &t.scalar, sizeof(T));
         if (p[7]) SetPadValue(pad);
         DataCopyPad(outL, aGm, DataCopyExtParams(p[0], p[1], p[2], p[3], 0),
                     DataCopyPadExtParams<T>(p[6] != 0, p[4], p[5], pad));

@@ -231,7 +231,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     // which the twin leaves uninitialised so that any later read of them faults.
     bool fill = pad.isPad || (c.padValueSet && c.padValueSize == sizeof(T));
     T value = pad.paddingValue;
-    if (!pad.isPad && fill) std::memcpy(&value, &c.padValueBits, sizeof(T));
+    if (!pad.isPad && fill) std::memcpy(static_cast<void*>(&value), &c.padValueBits, sizeof(T));
     uint64_t total = 0;
     for (uint32_t b = 0; b < p.blockCount; ++b) {
         uint64_t srcOff = b * (static_cast<uint64_t>(p.blockLen) + p.srcStride);

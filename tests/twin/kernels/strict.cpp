@@ -1,0 +1,452 @@
+// The twin's strictness suite in one kernel: the tiling key selects a scenario that breaks exactly one rule, and
+// tiling.good = 1 runs its correct twin, which must pass. GM: x (n floats in), y (n floats out), z (spare), tiling.
+#pragma GCC optimize("O0")  // a test kernel: compile time matters more than speed
+
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+struct StrictTiling {
+    uint32_t good;   // 1: the correct twin of the scenario
+    uint32_t n;      // elements of x and y
+    uint32_t param;  // scenario parameter (UB bytes, event ids, live-tensor limit, ...)
+    uint32_t reserved;
+};
+
+enum Key : uint32_t {
+    UB_CAPACITY = 1, BUFFER_LIMIT, LIVE_TENSORS, ALIGNMENT, DEQUE_EMPTY, ENQUE_DEPTH, ALLOC_BEYOND_NUM, FREE_NOT_OWNED,
+    DOUBLE_FREE, USE_AFTER_FREE, LEAK, SETFLAG_UNPAIRED, WAIT_WITHOUT_SET, EVENT_ID_RANGE, MISSING_MTE2_V,
+    MISSING_V_MTE3, MISSING_V_S, MISSING_S_V, GM_READ_PAST_END, GM_WRITE_PAST_END, GM_COPY_PAST_END,
+    GLOBAL_TENSOR_SIZE, CROSS_CORE_OVERLAP, DATACOPY_NOT_32, COMPARE_COUNT, COMPARES_COUNT, UNINIT_READ,
+    PAD_DUMMY_READ, TILING_SHORT, SECOND_TPIPE, COUNT_ZERO, PARTIAL_OVERLAP, SELECT_MODE_1001, FREE_ENQUEUED,
+    USE_ENQUEUED, LOCAL_INDEX, TBUF_GET_LEN, OPERAND_EXTENT, EVENT_UNRELEASED, RESET_LIVE, L0_DST_BLK0,
+    L0_PARTIAL_OVERLAP, L0_NO_MASK, L0_MASK_RESET_BY_LEVEL2, MASK_MODE, REDUCE_TMP, SIGN_TMP, CAST_MODE,
+    CAST_OVERLAP, CMP_INT32_MODE, CMPMASK_UNSET, INT_DIV_ZERO, NO_PIPE, DATACOPY_UB_UNALIGNED, LOCAL_OFFSET,
+};
+
+using F = float;
+
+// A scratch TBuf of `bytes` with its first `init` floats written by the vector unit.
+inline LocalTensor<F> Scratch(TPipe* pipe, TBuf<TPosition::VECCALC>& buf, uint32_t bytes, uint32_t init) {
+    pipe->InitBuffer(buf, bytes);
+    LocalTensor<F> t = buf.Get<F>();
+    if (init > 0) Duplicate(t, 1.0f, static_cast<int32_t>(init));
+    return t;
+}
+
+template <HardEvent E> inline void Sync() {
+    SetFlag<E>(EVENT_ID0);
+    WaitFlag<E>(EVENT_ID0);
+}
+
+void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y, GM_ADDR z) {
+    const bool good = t.good != 0;
+    const uint32_t n = t.n;
+    GlobalTensor<F> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ F*)x, n);
+    yGm.SetGlobalBuffer((__gm__ F*)y, n);
+    TBuf<TPosition::VECCALC> buf;
+    TQue<TPosition::VECIN, 1> q, q2;
+    switch (key) {
+        case UB_CAPACITY: {  // param = the UB bytes a kernel may allocate on this arch
+            pipe->InitBuffer(buf, t.param + (good ? 0 : 32));
+            break;
+        }
+        case BUFFER_LIMIT: {
+            TBuf<TPosition::VECCALC> many[65];
+            for (uint32_t i = 0; i < (good ? 64u : 65u); ++i) pipe->InitBuffer(many[i], 32);
+            break;
+        }
+        case LIVE_TENSORS: {  // param = live tensors per position (8, or 4 on 1001)
+            pipe->InitBuffer(q, 9, 32);
+            LocalTensor<F> ts[9];
+            uint32_t k = good ? t.param : t.param + 1;
+            for (uint32_t i = 0; i < k; ++i) ts[i] = q.AllocTensor<F>();
+            for (uint32_t i = 0; i < k; ++i) q.FreeTensor(ts[i]);
+            break;
+        }
+        case ALIGNMENT: {
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 256);
+            Add(s[128], s[good ? 8 : 1], s[64], 8);
+            break;
+        }
+        case DEQUE_EMPTY: {
+            pipe->InitBuffer(q, 1, 32);
+            if (good) {
+                LocalTensor<F> a = q.AllocTensor<F>();
+                q.EnQue(a);
+            }
+            LocalTensor<F> b = q.DeQue<F>();
+            q.FreeTensor(b);
+            break;
+        }
+        case ENQUE_DEPTH: {
+            pipe->InitBuffer(q, 2, 32);
+            LocalTensor<F> a = q.AllocTensor<F>(), b = q.AllocTensor<F>();
+            q.EnQue(a);
+            if (good) a = q.DeQue<F>();
+            q.EnQue(b);
+            if (!good) a = q.DeQue<F>();
+            b = q.DeQue<F>();
+            q.FreeTensor(a);
+            q.FreeTensor(b);
+            break;
+        }
+        case ALLOC_BEYOND_NUM: {
+            pipe->InitBuffer(q, 2, 32);
+            LocalTensor<F> a = q.AllocTensor<F>(), b = q.AllocTensor<F>();
+            if (!good) {
+                LocalTensor<F> c = q.AllocTensor<F>();
+                q.FreeTensor(c);
+            }
+            q.FreeTensor(a);
+            q.FreeTensor(b);
+            break;
+        }
+        case FREE_NOT_OWNED: {
+            pipe->InitBuffer(q, 1, 32);
+            pipe->InitBuffer(q2, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            if (good) q.FreeTensor(a);
+            else q2.FreeTensor(a);
+            break;
+        }
+        case DOUBLE_FREE: {
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            LocalTensor<F> copy = a;
+            q.FreeTensor(a);
+            if (!good) q.FreeTensor(copy);
+            break;
+        }
+        case USE_AFTER_FREE: {
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            if (good) Duplicate(a, 0.0f, 8);
+            q.FreeTensor(a);
+            if (!good) Duplicate(a, 0.0f, 8);
+            break;
+        }
+        case LEAK: {
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            if (good) q.FreeTensor(a);
+            break;
+        }
+        case SETFLAG_UNPAIRED: {
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID1);
+            if (good) WaitFlag<HardEvent::V_MTE3>(EVENT_ID1);
+            break;
+        }
+        case WAIT_WITHOUT_SET: {
+            if (good) SetFlag<HardEvent::MTE2_V>(EVENT_ID2);
+            WaitFlag<HardEvent::MTE2_V>(EVENT_ID2);
+            break;
+        }
+        case EVENT_ID_RANGE: {  // param = the number of event ids of the arch
+            int32_t id = static_cast<int32_t>(good ? t.param - 1 : t.param);
+            SetFlag<HardEvent::S_V>(id);
+            WaitFlag<HardEvent::S_V>(id);
+            break;
+        }
+        case MISSING_MTE2_V: {  // a TBuf has no automatic synchronisation
+            pipe->InitBuffer(buf, n * sizeof(F));
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopy(s, xGm, n);
+            if (good) Sync<HardEvent::MTE2_V>();
+            Muls(s, s, 2.0f, static_cast<int32_t>(n));
+            Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm, s, n);
+            break;
+        }
+        case MISSING_V_MTE3: {
+            LocalTensor<F> s = Scratch(pipe, buf, n * sizeof(F), n);
+            if (good) Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm, s, n);
+            break;
+        }
+        case MISSING_V_S: {
+            LocalTensor<F> s = Scratch(pipe, buf, 256, 64);
+            if (good) Sync<HardEvent::V_S>();
+            yGm.SetValue(0, s.GetValue(3));
+            break;
+        }
+        case MISSING_S_V: {
+            LocalTensor<F> s = Scratch(pipe, buf, 512, 0);
+            for (uint32_t i = 0; i < 64; ++i) s.SetValue(i, 1.0f);
+            if (good) Sync<HardEvent::S_V>();
+            Adds(s[64], s, 1.0f, 64);
+            break;
+        }
+        case GM_READ_PAST_END: {  // x has exactly n floats; the unbounded form reaches the host buffer's bounds
+            GlobalTensor<F> raw;
+            raw.SetGlobalBuffer((__gm__ F*)x);
+            yGm.SetValue(0, raw.GetValue(good ? n - 1 : n));
+            break;
+        }
+        case GM_WRITE_PAST_END: {
+            GlobalTensor<F> raw;
+            raw.SetGlobalBuffer((__gm__ F*)y);
+            raw.SetValue(good ? n - 1 : n, 1.0f);
+            break;
+        }
+        case GM_COPY_PAST_END: {
+            GlobalTensor<F> raw;
+            raw.SetGlobalBuffer((__gm__ F*)x);
+            pipe->InitBuffer(buf, 64);
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopy(s, raw[good ? n - 8 : n - 7], 8);
+            break;
+        }
+        case GLOBAL_TENSOR_SIZE: {
+            GlobalTensor<F> eight;
+            eight.SetGlobalBuffer((__gm__ F*)x, 8);
+            yGm.SetValue(0, eight.GetValue(good ? 7 : 8));
+            break;
+        }
+        case CROSS_CORE_OVERLAP: {  // block_dim 2: each core writes 8 floats
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm[good ? GetBlockIdx() * 8 : 0], s, 8);
+            break;
+        }
+        case DATACOPY_NOT_32: {
+            pipe->InitBuffer(buf, 64);
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopy(s, xGm, good ? 8 : 7);
+            break;
+        }
+        case COMPARE_COUNT: {
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 128);
+            LocalTensor<uint8_t> bits = s[192].ReinterpretCast<uint8_t>();
+            Compare(bits, s, s[64], CMPMODE::LT, good ? 64u : 63u);
+            break;
+        }
+        case COMPARES_COUNT: {
+#if __NPU_ARCH__ != 1001
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 128);
+            LocalTensor<uint8_t> bits = s[192].ReinterpretCast<uint8_t>();
+            Compares(bits, s, 0.5f, CMPMODE::LT, good ? 128u : 96u);
+#endif
+            break;
+        }
+        case UNINIT_READ: {
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, good ? 192 : 64);
+            Add(s[192], s[64], s[128], 64);
+            break;
+        }
+        case PAD_DUMMY_READ: {
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            // 5 floats land in UB; the other 3 floats of the 32-byte block are "dummy" (unspecified) bytes.
+            pipe->InitBuffer(buf, 64);
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopyPad(s, xGm, DataCopyExtParams(1, 5 * sizeof(F), 0, 0, 0), DataCopyPadExtParams<F>(false, 0, 0, 0));
+            Sync<HardEvent::MTE2_V>();
+            Muls(s[8], s, 2.0f, good ? 5 : 8);
+#endif
+            break;
+        }
+        case TILING_SHORT:
+            break;  // the host passes fewer tiling bytes than the struct; GET_TILING_DATA faults before this
+        case SECOND_TPIPE: {
+            if (!good) {
+                TPipe another;
+                (void)another;
+            }
+            break;
+        }
+        case COUNT_ZERO: {  // a NOP on A2/A3, not guaranteed on 950
+            LocalTensor<F> s = Scratch(pipe, buf, 256, 64);
+            Adds(s, s, 1.0f, good ? 8 : 0);
+            break;
+        }
+        case PARTIAL_OVERLAP: {
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 256);
+            Add(s[good ? 0 : 8], s, s[128], 64);
+            break;
+        }
+        case SELECT_MODE_1001: {
+            LocalTensor<F> s = Scratch(pipe, buf, 2048, 256);
+            LocalTensor<uint8_t> bits = s[256].ReinterpretCast<uint8_t>();
+            Duplicate(s[256].ReinterpretCast<uint16_t>(), uint16_t(0x5555), 64);
+            Select(s[384], bits, s, s[64], good ? SELMODE::VSEL_CMPMASK_SPR : SELMODE::VSEL_TENSOR_TENSOR_MODE, 64);
+            break;
+        }
+        case FREE_ENQUEUED: {
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            q.EnQue(a);
+            if (good) a = q.DeQue<F>();
+            q.FreeTensor(a);
+            if (!good) {
+                a = q.DeQue<F>();
+                q.FreeTensor(a);
+            }
+            break;
+        }
+        case USE_ENQUEUED: {
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            q.EnQue(a);
+            LocalTensor<F> b = good ? q.DeQue<F>() : a;
+            Duplicate(b, 0.0f, 8);
+            if (!good) b = q.DeQue<F>();
+            q.FreeTensor(b);
+            break;
+        }
+        case LOCAL_INDEX: {
+            LocalTensor<F> s = Scratch(pipe, buf, 256, 64);
+            Sync<HardEvent::V_S>();
+            yGm.SetValue(0, s.GetValue(good ? 63 : 64));
+            break;
+        }
+        case TBUF_GET_LEN: {
+            pipe->InitBuffer(buf, 64);
+            LocalTensor<F> s = buf.Get<F>(good ? 16 : 17);
+            (void)s;
+            break;
+        }
+        case OPERAND_EXTENT: {
+            LocalTensor<F> s = Scratch(pipe, buf, 256, 0);
+            Duplicate(s, 1.0f, good ? 64 : 65);
+            break;
+        }
+        case EVENT_UNRELEASED: {
+            TEventID id = pipe->AllocEventID<HardEvent::V_MTE3>();
+            if (good) pipe->ReleaseEventID<HardEvent::V_MTE3>(id);
+            break;
+        }
+        case RESET_LIVE: {
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            if (good) q.FreeTensor(a);
+            pipe->Reset();
+            break;
+        }
+        case L0_DST_BLK0: {
+            LocalTensor<F> s = Scratch(pipe, buf, 2048, 256);
+            Add(s[256], s, s[64], 64, 1, BinaryRepeatParams(good ? 1 : 0, 1, 1, 8, 8, 8));
+            break;
+        }
+        case L0_PARTIAL_OVERLAP: {
+            LocalTensor<F> s = Scratch(pipe, buf, 2048, 256);
+            Add(s, s[good ? 0 : 8], s[128], 64, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+            break;
+        }
+        case L0_NO_MASK: {
+            LocalTensor<F> s = Scratch(pipe, buf, 2048, 256);
+            if (good) SetVectorMask<F, MaskMode::NORMAL>(0, ~0ull);
+            Add<F, false>(s[256], s, s[64], MASK_PLACEHOLDER, 1, BinaryRepeatParams());
+            ResetMask();
+            break;
+        }
+        case L0_MASK_RESET_BY_LEVEL2: {
+            LocalTensor<F> s = Scratch(pipe, buf, 2048, 256);
+            SetVectorMask<F, MaskMode::NORMAL>(0, 0xFFFF);
+            Muls(s[128], s, 2.0f, 64);  // level 2: ends with ResetMask + SetMaskNorm
+            if (good) SetVectorMask<F, MaskMode::NORMAL>(0, 0xFFFF);
+            Add<F, false>(s[256], s, s[64], MASK_PLACEHOLDER, 1, BinaryRepeatParams());
+            ResetMask();
+            break;
+        }
+        case MASK_MODE: {
+            if (good) SetMaskCount();
+            SetVectorMask<F, MaskMode::COUNTER>(0, 100);
+            SetMaskNorm();
+            ResetMask();
+            break;
+        }
+        case REDUCE_TMP: {  // half: 40 repeats need a 48-element (96-byte) work buffer
+            pipe->InitBuffer(buf, 128 * 40 * 2 + 32 + 96);
+            LocalTensor<half> h = buf.Get<half>();
+            Duplicate(h, half(1.0f), 128 * 40);
+            LocalTensor<half> tmp = buf.GetWithOffset<half>(good ? 48 : 32, 128 * 40 * 2 + 32);
+            ReduceSum(h[128 * 40], h, tmp, 128 * 40);
+            break;
+        }
+        case SIGN_TMP: {
+#if __NPU_ARCH__ != 1001
+            LocalTensor<F> s = Scratch(pipe, buf, 4096, 64);
+            Sign(s[64], s, buf.GetWithOffset<uint8_t>(good ? 768 : 736, 3072), 64);  // minimum 3 * 256 bytes
+#endif
+            break;
+        }
+        case CAST_MODE: {  // a mode the (float -> dst) pair does not have on this arch
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 64);
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            LocalTensor<bfloat16_t> d = s[128].ReinterpretCast<bfloat16_t>();
+            Cast(d, s, good ? RoundMode::CAST_RINT : RoundMode::CAST_NONE, 64);
+#else
+            LocalTensor<half> d = s[128].ReinterpretCast<half>();
+            Cast(d, s, good ? RoundMode::CAST_ODD : RoundMode::CAST_RINT, 64);
+#endif
+            break;
+        }
+        case CAST_OVERLAP: {
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 64);
+            Cast(s[good ? 64 : 0].ReinterpretCast<half>(), s, RoundMode::CAST_NONE, 64);
+            break;
+        }
+        case CMP_INT32_MODE: {
+#if __NPU_ARCH__ == 2201
+            pipe->InitBuffer(buf, 1024);
+            LocalTensor<int32_t> s = buf.Get<int32_t>();
+            Duplicate(s, 3, 128);
+            Compare(s[192].ReinterpretCast<uint8_t>(), s, s[64], good ? CMPMODE::EQ : CMPMODE::GE, 64);
+#endif
+            break;
+        }
+        case CMPMASK_UNSET: {
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 128);
+#if __NPU_ARCH__ != 1001
+            if (good) Compare(s, s[64], CMPMODE::LT, 64, BinaryRepeatParams());
+#else
+            if (good) SetCmpMask(s);
+#endif
+            GetCmpMask(s[192]);
+            break;
+        }
+        case INT_DIV_ZERO: {
+#if __NPU_ARCH__ == 3510
+            pipe->InitBuffer(buf, 1024);
+            LocalTensor<int32_t> s = buf.Get<int32_t>();
+            Duplicate(s, 7, 64);
+            Duplicate(s[64], good ? 2 : 0, 64);
+            Div(s[128], s, s[64], 64);
+#endif
+            break;
+        }
+        case DATACOPY_UB_UNALIGNED: {
+            pipe->InitBuffer(buf, 128);
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopy(s[good ? 8 : 1], xGm, 8);
+            break;
+        }
+        case LOCAL_OFFSET: {
+            pipe->InitBuffer(buf, 64);
+            LocalTensor<F> s = buf.Get<F>();
+            LocalTensor<F> e = s[good ? 16 : 17];
+            (void)e;
+            break;
+        }
+        default:
+            break;
+    }
+    (void)z;
+}
+
+extern "C" __global__ __aicore__ void strict(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR tiling) {
+    GET_TILING_DATA_WITH_STRUCT(StrictTiling, t, tiling);
+    const uint32_t key = static_cast<uint32_t>(TILING_KEY_VAR);
+    if (key == NO_PIPE) {  // GetTPipePtr needs a live TPipe
+        if (t.good) {
+            TPipe pipe;
+            (void)GetTPipePtr()->FetchEventID(HardEvent::V_S);
+        } else {
+            (void)GetTPipePtr()->FetchEventID(HardEvent::V_S);
+        }
+        return;
+    }
+    TPipe pipe;
+    Run(key, t, &pipe, x, y, z);
+}

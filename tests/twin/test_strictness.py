@@ -1,0 +1,128 @@
+"""The strictness suite: one small kernel per broken rule (tests/twin/kernels/strict.cpp, selected by tiling key),
+each rejected on every architecture where the rule applies with a KernelFault naming the core, the API and the
+rule, and each paired with its correct twin (tiling.good = 1), which must pass."""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from lossgrad.socs import get_soc
+from lossgrad.twin import KernelFault, run_kernel
+
+from _twin_common import ARCHS, KERNELS, SOCS
+
+SOURCE = KERNELS / "strict.cpp"
+ALL = ARCHS
+N = 64
+
+# name: (tiling key, API named in the fault, message substring, archs where the broken variant must fault)
+SCENARIOS = {
+    "ub_capacity": (1, "TPipe::InitBuffer", "UB exhausted", ALL),
+    "buffer_limit_64": (2, "TPipe::InitBuffer", "more than 64 buffers in one TPipe", ALL),
+    "live_tensors_per_position": (3, "TQue::AllocTensor", "tensors of position VECIN allocated and not freed", ALL),
+    "operand_alignment_32": (4, "Add", "src0 start address 0x4 is not 32-byte aligned", ALL),
+    "deque_empty": (5, "TQue::DeQue", "DeQue on an empty queue", ALL),
+    "enque_beyond_depth": (6, "TQue::EnQue", "queue depth 1 exceeded", ALL),
+    "alloc_beyond_num": (7, "TQue::AllocTensor", "AllocTensor beyond the buffer count", ALL),
+    "free_not_owned": (8, "TQue::FreeTensor", "does not belong to this queue", ALL),
+    "double_free": (9, "TQue::FreeTensor", "double free", ALL),
+    "use_after_free": (10, "Duplicate", "freed or reset (use after FreeTensor", ALL),
+    "tensor_leaked": (11, "TPipe::~TPipe", "tensor leaked at kernel end", ALL),
+    "setflag_unpaired": (12, "SetFlag", "set but never waited", ALL),
+    "waitflag_without_setflag": (13, "WaitFlag", "waited without a matching SetFlag", ALL),
+    "event_id_out_of_range": (14, "SetFlag", "out of range", ALL),
+    "missing_mte2_to_v_sync": (15, "Muls", "no MTE2->V synchronisation", ALL),
+    "missing_v_to_mte3_sync": (16, "DataCopy", "no V->MTE3 synchronisation", ALL),
+    "missing_v_to_s_sync": (17, "LocalTensor::GetValue", "no V->S synchronisation", ALL),
+    "missing_s_to_v_sync": (18, "Adds", "no S->V synchronisation", ALL),
+    "gm_read_one_past_end": (19, "GlobalTensor::GetValue", "past the end of GM argument 0 (256 bytes)", ALL),
+    "gm_write_one_past_end": (20, "GlobalTensor::SetValue", "past the end of GM argument 1 (256 bytes)", ALL),
+    "gm_datacopy_past_end": (21, "DataCopy", "GM access [228, 260) past the end of GM argument 0", ALL),
+    "global_tensor_size": (22, "GlobalTensor::GetValue", "outside the GlobalTensor's 8 elements", ALL),
+    "cross_core_gm_write_overlap": (23, "GM write", "overlapping GM writes from different cores", ALL),
+    "datacopy_not_multiple_of_32": (24, "DataCopy", "7 elements = 28 bytes is not a multiple of 32", ALL),
+    "compare_count_not_256_bytes": (25, "Compare", "Compare/Compares counts not a multiple of 256 bytes", ALL),
+    "compares_count_not_256_bytes": (26, "Compares", "Compare/Compares counts not a multiple of 256 bytes",
+                                     (2201, 3510, 2002)),
+    "uninitialised_ub_read": (27, "Add", "reads UB byte 0x100 that was never written", ALL),
+    "datacopypad_dummy_bytes_read": (28, "Muls", "reads UB byte 0x14 that was never written", (2201, 3510)),
+    "tiling_shorter_than_struct": (29, "GET_TILING_DATA", "the tiling buffer holds 8 bytes but the struct needs 16",
+                                   ALL),
+    "second_tpipe": (30, "TPipe", "a second TPipe while one is alive", ALL),
+    "count_zero_on_3510": (31, "Adds", "count 0: a zero-length call is not guaranteed to be a no-op", (3510,)),
+    "partial_operand_overlap": (32, "Add", "partially overlaps dst", ALL),
+    "select_mode2_on_1001": (33, "Select", "VSEL_TENSOR_TENSOR_MODE is not supported on NpuArch 1001", (1001,)),
+    "free_while_enqueued": (34, "TQue::FreeTensor", "tensor is still enqueued", ALL),
+    "use_while_enqueued": (35, "Duplicate", "still enqueued: DeQue it before using it", ALL),
+    "local_index_out_of_range": (36, "LocalTensor::GetValue", "index 64 out of range (size 64)", ALL),
+    "tbuf_get_beyond_size": (37, "TBuf::Get", "len 17 elements (68 bytes) exceeds the buffer's 64 bytes", ALL),
+    "operand_extent": (38, "Duplicate", "dst needs 260 bytes but the tensor only has 256", ALL),
+    "event_id_never_released": (39, "TPipe::AllocEventID", "never released", ALL),
+    "pipe_reset_with_live_tensor": (40, "TPipe::Reset", "is never freed", ALL),
+    "level0_dst_block_stride_0": (41, "Add", "dstBlkStride 0 is illegal", ALL),
+    "level0_partial_overlap": (42, "Add", "src0 and dst overlap without coinciding", ALL),
+    "level0_issetmask_false_without_mask": (43, "Add", "isSetMask=false but the kernel set no mask", ALL),
+    "level0_mask_reset_by_level2": (44, "Add", "since Muls reset the mask register", ALL),
+    "setvectormask_wrong_mode": (45, "SetVectorMask", "call SetMaskCount() first", ALL),
+    "reducesum_tmp_too_small": (46, "ReduceSum", "sharedTmpBuffer has 64 bytes but a ReduceSum of 5120", ALL),
+    "sign_tmp_too_small": (47, "Sign", "sharedTmpBuffer has 736 bytes, below the minimum 768", (2201, 3510, 2002)),
+    "cast_round_mode_for_pair": (48, "Cast", "is not legal for float -> ", ALL),
+    "cast_in_place_between_sizes": (49, "Cast", "a Cast between element sizes cannot run in place", ALL),
+    "compare_int32_non_eq_on_2201": (50, "Compare", "CMPMODE::GE on int32_t", (2201,)),
+    "getcmpmask_never_written": (51, "GetCmpMask", "the CMPMASK register was never written", ALL),
+    "integer_div_by_zero": (52, "Div", "integer division by zero", (3510,)),
+    "gettpipeptr_without_pipe": (53, "GetTPipePtr", "no TPipe is alive", ALL),
+    "datacopy_ub_unaligned": (54, "DataCopy", "dst start address 0x4 is not 32-byte aligned", ALL),
+    "local_tensor_offset_beyond_size": (55, "LocalTensor::operator[]", "offset 17 exceeds the tensor size 16", ALL),
+}
+
+
+def _param(name: str, arch: int) -> int:
+    soc = get_soc(SOCS[arch])
+    if name == "ub_capacity":
+        return soc.ub_kernel_bytes
+    if name == "live_tensors_per_position":
+        return soc.arch.events_per_position
+    if name == "event_id_out_of_range":
+        return 4 if arch == 1001 else 8
+    return 0
+
+
+def launch(name: str, arch: int, good: bool):
+    key = SCENARIOS[name][0]
+    x = np.arange(N, dtype=np.float32)
+    y = np.zeros(N, np.float32)
+    z = np.zeros(8, np.float32)
+    tiling = struct.pack("<4I", int(good), N, _param(name, arch), 0)
+    if name == "tiling_shorter_than_struct" and not good:
+        tiling = tiling[:8]
+    block_dim = 2 if name == "cross_core_gm_write_overlap" else 1
+    return run_kernel(SOURCE, "strict", block_dim, [x, y, z, tiling], soc=SOCS[arch], tiling_key=key)
+
+
+CASES = [(name, arch) for name in SCENARIOS for arch in ALL]
+
+
+@pytest.mark.parametrize("name,arch", CASES, ids=[f"{n}-{a}" for n, a in CASES])
+def test_broken_kernel_is_rejected(name, arch):
+    key, api, message, fault_archs = SCENARIOS[name]
+    if arch not in fault_archs:
+        launch(name, arch, good=False)  # the rule does not apply (or the API does not exist) here
+        return
+    with pytest.raises(KernelFault) as e:
+        launch(name, arch, good=False)
+    fault = e.value
+    assert message in str(fault), str(fault)
+    assert fault.api == api, str(fault)
+    assert fault.core == (1 if name == "cross_core_gm_write_overlap" else 0), str(fault)
+
+
+@pytest.mark.parametrize("name,arch", CASES, ids=[f"{n}-{a}" for n, a in CASES])
+def test_correct_twin_passes(name, arch):
+    launch(name, arch, good=True)
+
+
+def test_suite_size():
+    assert len(SCENARIOS) >= 40
+    assert len({s[0] for s in SCENARIOS.values()}) == len(SCENARIOS)
