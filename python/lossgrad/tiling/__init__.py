@@ -28,7 +28,8 @@ from ..registry import OpSpec, Reduction
 from ..socs import Soc
 from ..validation import Call
 from . import data as td
-from .ub_plan import FIXED_BYTES, MASK_ACC, MASK_CONST, MASK_RESULT, MASK_WORK, ROLE_TYPE, buffers, read_roles
+from .ub_plan import (FIXED_BYTES, MASK_ACC, MASK_CONST, MASK_REPEAT, MASK_RESULT, MASK_WORK, ROLE_TYPE, buffers,
+                      needs_constants, read_roles)
 
 __all__ = ["KernelProblem", "TilingPlan", "problem_from_call", "plan", "plan_call"]
 
@@ -241,16 +242,27 @@ def plan(problem: KernelProblem) -> TilingPlan:
             continue
         if problem.dtypes[r] is not DType.FLOAT32 or modes[r] != STREAM:
             mask |= 1 << MASK_WORK[r]
-    if op.template in ("l1", "smooth_l1"):
+    if needs_constants(op, soc.arch.npu_arch):
         mask |= 1 << MASK_CONST
     if kl_reduce:
         mask |= 1 << MASK_ACC | 1 << MASK_RESULT  # contributions are summed in float before the output tile
     if problem.dtypes["out"] is not DType.FLOAT32:
         mask |= 1 << MASK_RESULT
-    tile, ub_bytes = _tile_len(problem, grad_scalar, mask)
-
     min_size = min(problem.dtypes[r].itemsize for r in ("grad", "self", "target", "out"))
     pad = 32 // min_size
+    tile, ub_bytes = _tile_len(problem, grad_scalar, mask)
+    if kl_reduce and out_inner and rank - 1 - loop.out_rank == 1:
+        # Each output row sums one run of the reduced dim. When that run fits one tile, the tiles of an input that
+        # is broadcast along the output's dims repeat from one output row to the next: keep them resident.
+        repeat = 0
+        for r in reads:
+            if modes[r] == STREAM and any(loop.strides[r][d] == 0 for d in range(loop.out_rank)):
+                repeat |= 1 << MASK_REPEAT[r] | 1 << MASK_WORK[r]
+        if repeat:
+            tile2, ub2 = _tile_len(problem, grad_scalar, mask | repeat)
+            pitch = -(-min(E, tile2) // pad) * pad
+            if loop.dims[rank - 2] <= tile2 // pitch:
+                mask, tile, ub_bytes = mask | repeat, tile2, ub2
     out_size = problem.dtypes["out"].itemsize
     total = math.prod(loop.dims)
     cores = soc.cores

@@ -19,8 +19,9 @@ ROLE_TYPE = {"grad": "TG", "self": "TS", "target": "TT", "out": "TO"}
 # bufMask bits, decided by the tiling per launch.
 MASK_WORK = {"grad": 0, "self": 1, "target": 2}   # fp32 work/resident buffer of an input
 MASK_ACC = 6                                       # KL reduction accumulator
-MASK_CONST = 7                                     # compare-based ops: constant tensors (ones, zeros)
+MASK_CONST = 7                                     # Atlas 910 compare-based ops: a constant zero tensor
 MASK_RESULT = 8                                    # float result buffer (the output dtype is not float)
+MASK_REPEAT = {"grad": 9, "self": 10, "target": 11}  # keep a streamed tile resident: the next tiles repeat it
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,7 @@ OP_SCRATCH: dict[str, tuple[Buffer, ...]] = {
         Buffer("maskA_", **_MASK, doc="comparison bits"),
         Buffer("maskB_", **_MASK, doc="comparison bits"),
         Buffer("tmpA_", "tbuf", 1, "float", doc="selected values"),
-        Buffer("ones_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 1.0"),
-        Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0"),
+        Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0 (Select mode 0 needs a tensor)"),
     ),
     "mse": (),
     "smooth_l1": (
@@ -70,8 +70,7 @@ OP_SCRATCH: dict[str, tuple[Buffer, ...]] = {
         Buffer("maskC_", **_MASK, doc="comparison bits"),
         Buffer("tmpA_", "tbuf", 1, "float", doc="x = self - target"),
         Buffer("tmpB_", "tbuf", 1, "float", doc="|x|, then the linear branch x / beta"),
-        Buffer("ones_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 1.0"),
-        Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0"),
+        Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0 (Select mode 0 needs a tensor)"),
     ),
     "kl_div": (
         Buffer("acc_", "tbuf", 1, "float", when=MASK_ACC, doc="KL reduction: running sums of contributions"),
@@ -88,6 +87,11 @@ FIXED_BYTES = 1024  # scalar staging and small per-core buffers (rounded generou
 def read_roles(op: OpSpec) -> tuple[str, ...]:
     """Inputs the kernel reads from GM (KL never reads self: only its shape matters)."""
     return ROLES if op.kernel_reads_self else ("grad", "target")
+
+
+def needs_constants(op: OpSpec, npu_arch: int) -> bool:
+    """Atlas 910 selects with tensors only (Select mode 0), so compare-based ops keep a zero tensor there."""
+    return npu_arch == 1001 and any(b.when == MASK_CONST for b in OP_SCRATCH[op.template])
 
 
 def buffers(op: OpSpec, grad_scalar: bool, npu_arch: int) -> list[Buffer]:
