@@ -36,6 +36,7 @@ __all__ = ["KernelProblem", "TilingPlan", "problem_from_call", "plan", "plan_cal
 TILE_ALIGN = 256            # tile lengths are multiples of this many elements (compare masks stay 32-byte aligned)
 MIN_CORE_BYTES = 16 * 1024  # a core gets at least this much output before another core is added
 GM_ALIGN_BYTES = 512        # preferred GM alignment of tile starts
+COLUMN_MIN_BYTES = 128      # column split when every core's piece of a row is at least a 128-byte burst
 KEY_GRAD_SCALAR = 1
 KEY_KL_REDUCE = 2
 
@@ -277,7 +278,7 @@ def plan(problem: KernelProblem) -> TilingPlan:
         unit = pad if out_inner else 1
         # The work is the whole broadcast space; the split is over output elements (no two cores share one).
         block_dim, base, extra = _split(-(-split_total // unit), want)
-    elif has_row_operand and (E > tile or E * out_size >= cores * GM_ALIGN_BYTES):
+    elif has_row_operand and (E > tile or E * out_size >= cores * COLUMN_MIN_BYTES):
         split = td.SPLIT_COLUMN
         split_total = E
         unit = pad

@@ -27,7 +27,7 @@ INCLUDE_DIR = TWIN_DIR / "include"
 RUNTIME_DIR = TWIN_DIR / "runtime"
 
 CXX = os.environ.get("LOSSGRAD_CXX", "g++")
-CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-gnu-unique", "-Wall", "-Wextra",
+CXXFLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-gnu-unique", "-Wall", "-Wextra",
             "-Wno-unused-parameter")
 
 

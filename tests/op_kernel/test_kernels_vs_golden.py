@@ -1,0 +1,32 @@
+"""The kernels on the twin against the golden model, by CANN's precision standard, on one SoC per architecture.
+
+A reduced form of `lossgrad verify`'s matrix (small and medium shapes; the 10^6-element cases are in
+test_counters.py and in `lossgrad verify`): every op, supported dtype (incl. mixed inputs and a different output
+dtype), reduction and attribute variant, the broadcast patterns, 0-d and empty tensors, and special values."""
+from __future__ import annotations
+
+import pytest
+
+from lossgrad.verify.cases import default_cases
+from lossgrad.verify.run import run_case
+
+SOCS = ("Ascend910B1", "Ascend950PR_9579", "Ascend310P3", "Ascend910A")
+BIG = {"n1e6+3"}
+
+CASES = [c for c in default_cases(SOCS) if c.tag not in BIG]
+
+
+def test_matrix_covers_every_op_dtype_and_arch() -> None:
+    seen = {(c.op, c.soc, c.dtypes) for c in CASES}
+    assert len({c.op for c in CASES}) == 4
+    assert {c.soc for c in CASES} == set(SOCS)
+    assert any(d[0] != d[1] for _, _, d in seen) and any(d[0] != d[3] for _, _, d in seen)
+    assert {"special", "ties", "huge"} <= {c.values for c in CASES}
+    assert len(CASES) > 1500
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_kernel_matches_golden(case) -> None:
+    r = run_case(case, "twin")
+    assert r.error is None, r.error
+    assert r.passed, r.comparison.describe()
