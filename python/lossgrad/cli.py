@@ -190,6 +190,49 @@ def socs(as_json: bool) -> None:
     del cols
 
 
+@main.command()
+@click.option("--backend", default="twin", type=click.Choice(["twin", "sim", "npu"]), show_default=True)
+@click.option("--op", "ops", multiple=True, type=click.Choice(list(OPS)), help="Default: all ops.")
+@click.option("--elements", default=16 * 1024 * 1024, show_default=True, help="Output elements per case.")
+@click.option("--soc", default="Ascend910B1", show_default=True)
+@click.option("--reps", default=20, show_default=True, help="Timed repetitions (sim/npu).")
+@click.option("--json", "as_json", is_flag=True)
+def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int, as_json: bool) -> None:
+    """Performance figures: traffic and instruction counters on the twin (beside aclnn's composition of passes),
+    device or simulator timings with CANN."""
+    from .dtypes import DType
+
+    if backend != "twin":
+        import numpy as np
+
+        from .cann.bench import bench_on_cann
+        from .validation import validate
+        calls = [validate(op, *[np.ones(elements, np.float32)] * 3, "none", soc=soc) for op in (ops or OPS)]
+        results = [r.as_dict() for r in bench_on_cann(calls, backend, reps=reps)]
+        click.echo(json.dumps(results, indent=1) if as_json else "\n".join(map(str, results)))
+        return
+    from . import bench as twin_bench
+
+    sections = {"float32": twin_bench.run(list(ops) or None, elements, get_soc(soc).name),
+                "float16 gradOutput, float32 self/target": twin_bench.run(
+                    list(ops) or None, elements, get_soc(soc).name, grad_dtype=DType.FLOAT16)}
+    if as_json:
+        click.echo(json.dumps({k: [r.as_dict() for r in v] for k, v in sections.items()}, indent=1))
+        return
+    click.echo(f"twin counters (no timings: the twin is not a performance model), reduction none, {elements} "
+               f"elements, {get_soc(soc).name}")
+    for title, rows in sections.items():
+        click.echo(f"\n{title}:  ours | aclnn composition (BroadcastTo/Cast/ReduceSum passes + kernel)")
+        click.echo(f"{'op':<24}{'scenario':<32}{'B/elem':>8}{'instr/elem':>11}{'tiles/core':>11} |"
+                   f"{'B/elem':>8}{'instr/elem':>11}{'tiles/core':>11}{'traffic x':>10}")
+        for r in rows:
+            d = r.as_dict()
+            o, a = d["ours"], d["aclnn_composition"]
+            click.echo(f"{r.op:<24}{r.scenario:<32}{o['gm_bytes_per_elem']:>8.2f}{o['vec_instr_per_elem']:>11.3f}"
+                       f"{o['tiles_per_core']:>11.1f} |{a['gm_bytes_per_elem']:>8.2f}{a['vec_instr_per_elem']:>11.3f}"
+                       f"{a['tiles_per_core']:>11.1f}{d['traffic_ratio']:>10.2f}")
+
+
 try:  # `lossgrad build` lives with the CANN integration
     from .cann.cli_build import build as _build_command
     main.add_command(_build_command)

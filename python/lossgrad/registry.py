@@ -131,6 +131,9 @@ class OpSpec:
     kernel_output: str                  # kernel output proto name
     kernel_reads_self: bool             # KL reads only self's shape, never its values
     template: str                       # op_kernel/ops/<template>.h.j2 compute body
+    aclnn_broadcasts: tuple[str, ...]   # inputs aclnn's op_api materialises with BroadcastTo before its kernel
+    aclnn_compute: str                  # dtype aclnn's op_api casts the inputs to: "promoted" | "self" |
+                                        # "float32_unless_all_float16"
     formula: str
     sources: tuple[str, ...] = field(default_factory=tuple)
 
@@ -184,6 +187,8 @@ L1_LOSS_BACKWARD = OpSpec(
     kernel_output="y",
     kernel_reads_self=True,
     template="l1",
+    aclnn_broadcasts=("grad", "self", "target"),  # §1.3 (950 keeps a 0-d grad as a scalar)
+    aclnn_compute="promoted",
     formula="gradInput = sign(self - target) * gradOutput * c;  sign(0) = sign(NaN) = 0;  c = 1/N (mean) else 1",
     sources=("ops_semantics.md §1", "seeds/000 (aclnnL1LossBackward)"),
 )
@@ -215,6 +220,8 @@ MSE_LOSS_BACKWARD = OpSpec(
     kernel_output="y",
     kernel_reads_self=True,
     template="mse",
+    aclnn_broadcasts=(),  # §2.3: the kernel broadcasts internally
+    aclnn_compute="self",
     formula="out = ((self - target) * c) * gradOutput;  c = 2/N (mean) else 2",
     sources=("ops_semantics.md §2", "seeds/001 (aclnnMseLossBackward)"),
 )
@@ -246,6 +253,8 @@ SMOOTH_L1_LOSS_BACKWARD = OpSpec(
     kernel_output="gradient",
     kernel_reads_self=True,
     template="smooth_l1",
+    aclnn_broadcasts=(),  # §3.3
+    aclnn_compute="promoted",
     formula=("gradInput = f(self - target) * gradOut * c;  f(x) = -1 (x < -beta), +1 (x > beta), x/beta otherwise; "
              "beta == 0: f = sign with sign(0) = sign(NaN) = 0 (exactly L1);  c = 1/N (mean) else 1"),
     sources=("ops_semantics.md §3", "seeds/002 (aclnnSmoothL1LossBackward)"),
@@ -277,6 +286,8 @@ KL_DIV_BACKWARD = OpSpec(
     kernel_output="y",
     kernel_reads_self=False,
     template="kl_div",
+    aclnn_broadcasts=("self",),  # §4.3: then ReduceSum back to self's shape
+    aclnn_compute="float32_unless_all_float16",
     formula=("out = sum over broadcast axes of -T * gradOutput * c;  T = exp(target) if logTarget else target;  "
              "c = 1/N (mean), 1/dim0 (batchmean), 1 otherwise;  self's values never enter"),
     sources=("ops_semantics.md §4", "seeds/003 (aclnnKlDivBackward)"),
