@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import BackendUnavailable
+from ..twin.build import cache_root  # one cache root for every backend
 from ..validation import Call
 from . import envs, outdir, project
 from .detect import CannInstall, detect_cann, device_present, require_cann
@@ -62,26 +63,12 @@ class KernelJob:
 
 
 def kernel_job(call: Call) -> KernelJob:
-    from ..runners.twin import kernel_view  # lazy: the twin runner owns the kernel-view convention
-    from ..tiling import plan, problem_from_call
+    from ..runners.kernel_args import prepare  # the kernel views and tiling every backend launches
 
-    arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
-    promoted = dt.promote(dt.promote(call.dtypes["grad"], call.dtypes["self"]), call.dtypes["target"])
-    views: dict[str, np.ndarray] = {}
-    for role, arr in arrays.items():
-        view = kernel_view(arr)
-        if not call.dtypes[role].is_float:  # the op_api casts non-float inputs to the promoted type first
-            view = view.astype(promoted.np_dtype)
-        views[role] = np.ascontiguousarray(view)
-    problem = problem_from_call(call, {r: a.shape for r, a in views.items()})
-    kernel_dtypes = {r: dt.from_numpy(a.dtype) for r, a in views.items()}
-    kernel_dtypes["out"] = call.out_dtype
-    if dict(problem.dtypes) != kernel_dtypes:
-        problem = dataclasses.replace(problem, dtypes=kernel_dtypes)
-    tiling = plan(problem)
-    ordered = tuple(views[io.role] for io in call.op.kernel_inputs)
+    args = prepare(call)
+    ordered = tuple(args.ordered(call))
     variant = variant_for_call(call.op, call.soc, [dt.from_numpy(a.dtype) for a in ordered], call.out_dtype)
-    return KernelJob(call=call, variant=variant, inputs=ordered, tiling=tiling)
+    return KernelJob(call=call, variant=variant, inputs=ordered, tiling=args.tiling)
 
 
 def launch_variant(job: KernelJob, mode: str) -> Variant:
@@ -104,9 +91,6 @@ class BuiltVariant:
     symbol: str
 
 
-def cache_root() -> Path:
-    root = os.environ.get("LOSSGRAD_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "lossgrad"
 
 
 def _cann_cache_dir(cann: CannInstall) -> Path:

@@ -1,0 +1,50 @@
+"""What every backend launches: the inputs' kernel views, the dtypes the kernel is instantiated for, the tiling."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..dtypes import DType
+from ..tiling import TilingPlan, plan, problem_from_call
+from ..validation import Call
+
+ROLES = ("grad", "self", "target")
+
+
+def kernel_view(arr: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of the data the kernel must read: dims a NumPy broadcast view repeats (stride 0) shrink
+    to size 1, so the kernel broadcasts them instead of reading a materialised copy."""
+    index = tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(arr.strides, arr.shape))
+    return np.array(arr[index], order="C", copy=True)
+
+
+@dataclass(frozen=True)
+class KernelArgs:
+    inputs: dict[str, np.ndarray]   # role -> kernel view
+    dtypes: dict[str, DType]        # grad/self/target/out as the kernel is instantiated
+    tiling: TilingPlan
+
+    def ordered(self, call: Call) -> list[np.ndarray]:
+        """The inputs in the kernel's parameter order (registry kernel_inputs)."""
+        return [self.inputs[io.role] for io in call.op.kernel_inputs]
+
+
+def prepare(call: Call) -> KernelArgs:
+    arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
+    promoted = dt.promote(dt.promote(call.dtypes["grad"], call.dtypes["self"]), call.dtypes["target"])
+    inputs: dict[str, np.ndarray] = {}
+    for role in ROLES:
+        view = kernel_view(arrays[role])
+        if not call.dtypes[role].is_float:
+            # Only L1 accepts integer inputs (promoted to a float type); the op_api casts them before the kernel.
+            view = view.astype(promoted.np_dtype)
+        inputs[role] = view
+    dtypes = {r: dt.from_numpy(a.dtype) for r, a in inputs.items()}
+    dtypes["out"] = call.out_dtype
+    problem = problem_from_call(call, {r: a.shape for r, a in inputs.items()})
+    if dict(problem.dtypes) != dtypes:
+        problem = dataclasses.replace(problem, dtypes=dtypes)
+    return KernelArgs(inputs=inputs, dtypes=dtypes, tiling=plan(problem))
