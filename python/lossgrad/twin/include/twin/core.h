@@ -166,15 +166,20 @@ inline CoreState& Core() {
     return *c;
 }
 
-[[noreturn]] inline void Fault(const char* api, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    std::string detail = Format(fmt, ap);
-    va_end(ap);
+// "core N: API: detail", the form every fault message takes.
+inline std::string FaultMessage(const char* api, const char* fmt, va_list ap) {
     int core = Rt().core ? Rt().core->idx : -1;
     char head[128];
     std::snprintf(head, sizeof head, "core %d: %s: ", core, api);
-    throw KernelFaultError(head + detail);
+    return head + Format(fmt, ap);
+}
+
+[[noreturn]] inline void Fault(const char* api, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::string message = FaultMessage(api, fmt, ap);
+    va_end(ap);
+    throw KernelFaultError(message);
 }
 
 // Record a fault where an exception cannot propagate (destructors). The launcher raises it after the core returns.
@@ -182,12 +187,8 @@ inline void DeferFault(const char* api, const char* fmt, ...) {
     if (!Rt().pendingFault.empty()) return;
     va_list ap;
     va_start(ap, fmt);
-    std::string detail = Format(fmt, ap);
+    Rt().pendingFault = FaultMessage(api, fmt, ap);
     va_end(ap);
-    int core = Rt().core ? Rt().core->idx : -1;
-    char head[128];
-    std::snprintf(head, sizeof head, "core %d: %s: ", core, api);
-    Rt().pendingFault = head + detail;
 }
 
 inline CoreCounters& Counters() { return Core().counters; }
