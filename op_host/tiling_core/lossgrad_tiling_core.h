@@ -62,7 +62,12 @@ struct Inputs {
     double beta;       // SmoothL1 only (kernel attr of the registry's beta AttrSpec); 1.0 for the other ops
     bool log_target;   // KL only; false for the other ops
     uint32_t core_num; // vector cores a kernel may launch on: PlatformAscendC::GetCoreNumAiv()
-    uint64_t ub_bytes; // UB bytes per core: PlatformAscendC::GetCoreMemSize(CoreMemType::UB, ...)
+    // The kernel UB budget per core: the bytes a kernel's TPipe may allocate, i.e. the figure the Python tiling
+    // sizes tiles with, lossgrad.socs ARCHS[npu_arch].ub_kernel_bytes (physical UB minus the scratch the Ascend C
+    // library reserves). Not the physical UB size. The op_host adapter takes it from the per-arch table generated
+    // from socs.py (lossgrad_tiling_tables.h kArchs) for the npu_arch below; when the arch is unknown (0) it uses
+    // PlatformAscendC::GetCoreMemSize(CoreMemType::UB) minus the 8 KB reserved scratch (kUbReservedBytes).
+    uint64_t ub_bytes;
     // __NPU_ARCH__ of the target when the platform names it unambiguously (2201 A2/A3, 2002 310P, 1001 910);
     // 0 when it does not (950, and A3 on CANN versions that give it its own SocVersion). Compute must not need
     // more than "0 behaves like an arch with DataCopyPad".
