@@ -7,7 +7,8 @@
 //     GetOutputDesc(0), GetAttrs()->GetStr(i) / GetAttrPointer<T>(i), GetPlatformInfo(), GetRawTilingData()
 //     (GetData/GetCapacity/SetDataSize), SetBlockDim, SetTilingKey, GetWorkspaceSizes(1)
 //     -- hicann/ops-nn loss/mse_loss_grad_v2/op_host/arch35/mse_loss_grad_v2_tiling_arch35.cpp
-//   platform_ascendc::PlatformAscendC: GetCoreNumAiv, GetCoreMemSize(CoreMemType::UB, uint64_t&),
+//   platform_ascendc::PlatformAscendC: GetCoreNumAiv, GetCoreMemSize(CoreMemType::UB, uint64_t&) (only when the
+//     architecture is not in the generated table, see KernelUbBudget),
 //     GetLibApiWorkSpaceSize, GetSocVersion -- "tiling/platform/platform_ascendc.h" as shipped with CANN
 //   gert::InferShapeContext / gert::InferDataTypeContext: GetInputShape/GetOutputShape, GetInputDataType/
 //     SetOutputDataType -- hicann/ops-nn loss/mse_loss_grad_v2/op_host/mse_loss_grad_v2_infershape.cpp
@@ -30,6 +31,9 @@
 #include "lossgrad_tiling_data.h"
 #endif
 #include "tiling_core/lossgrad_tiling_core.h"
+// Generated with the package from lossgrad.socs/registry/tiling (lossgrad.tiling.cxx_tables): kArchs, the kernel UB
+// budget of each architecture.
+#include "tiling_core/lossgrad_tiling_tables.h"
 
 static_assert(std::is_trivially_copyable<LossGradTilingData>::value,
               "LossGradTilingData is memcpy'd between host and kernel; it must be trivially copyable");
@@ -215,6 +219,21 @@ inline int32_t NpuArchOf(const platform_ascendc::PlatformAscendC& platform)
     return 0;
 }
 
+// lossgrad_tiling::Inputs::ub_bytes: the kernel UB budget the Python tiling uses for the architecture
+// (socs ARCHS[npu_arch].ub_kernel_bytes, rendered into lossgrad_tiling_tables.h). For an architecture the adapter
+// cannot name (npu_arch 0), the platform's UB size minus the 8 KB the Ascend C library reserves as scratch
+// (kUbReservedBytes); 0 when the platform reports less than that.
+inline uint64_t KernelUbBudget(int32_t npu_arch, uint64_t platform_ub_bytes)
+{
+    for (const lossgrad_tables::ArchFacts& arch : lossgrad_tables::kArchs) {
+        if (arch.npuArch == npu_arch) {
+            return arch.ubKernelBytes;
+        }
+    }
+    const uint64_t reserved = lossgrad_tables::kUbReservedBytes;
+    return platform_ub_bytes > reserved ? platform_ub_bytes - reserved : 0;
+}
+
 // Positions of the op's scalar attributes in its OpDef (after "reduction" at 0); -1 when the op has none.
 struct AttrLayout {
     int32_t beta_index;
@@ -268,10 +287,10 @@ inline ge::graphStatus RunTiling(gert::TilingContext* context, lossgrad_tiling::
     lossgrad_tiling::Inputs in{};
     in.op = op;
     in.core_num = platform.GetCoreNumAiv();
-    uint64_t ub_bytes = 0;
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub_bytes);
-    in.ub_bytes = ub_bytes;
+    uint64_t platform_ub_bytes = 0;
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, platform_ub_bytes);
     in.npu_arch = NpuArchOf(platform);
+    in.ub_bytes = KernelUbBudget(in.npu_arch, platform_ub_bytes);
     if (in.core_num == 0 || in.ub_bytes == 0) {
         return Fail(node, "the platform reports 0 vector cores or 0 bytes of UB");
     }

@@ -13,7 +13,8 @@ import pytest
 from lossgrad.cann import op_host
 from lossgrad.dtypes import DType
 from lossgrad.registry import OPS, OpSpec, OutputShape
-from lossgrad.socs import SOCS
+from lossgrad.socs import ARCHS, SOCS
+from lossgrad.tiling.cxx_tables import UB_RESERVED_BYTES
 
 from _cann_support import FAKE_CANN, HERE, STANDIN, compile_cxx, needs_cxx
 
@@ -123,7 +124,10 @@ def test_tiling_adapter_fills_inputs(workdir: str, op_name: str) -> None:
     assert t["reduction"] == 2
     assert [x["dims"] for x in t["inputs"]] == [[2, 3], [1, 3], [3]]
     assert all(x["dtype"] == DType.BFLOAT16.acl_enum for x in t["inputs"]) and t["output"]["dims"] == [2, 3]
-    assert t["core_num"] == 40 and t["ub_bytes"] == 196608 and t["npu_arch"] == 2002
+    # ub_bytes is the kernel UB budget of the arch (socs ARCHS[npu_arch].ub_kernel_bytes, as the Python tiling uses),
+    # not the platform's physical UB size (196608 in the fake platform).
+    assert t["core_num"] == 40 and t["npu_arch"] == 2002
+    assert t["ub_bytes"] == ARCHS[2002].ub_kernel_bytes.value
     # The stand-in core's Result lands in the context; workspace = CANN's library workspace + the user's.
     assert (t["block_dim"], t["tiling_key"], t["workspace"], t["data_size"]) == (2, 7, 1000 + 64, 32)
     beta = next((a for a in op.attrs if a.kernel_type == "Float"), None)
@@ -139,6 +143,8 @@ def test_tiling_adapter_defaults_and_failures(workdir: str, op_name: str) -> Non
     d = _run(exe, "5", "5", "5", "5", "0", "mean", "unset", "unset", str(SOC_VERSION["ASCEND950_unknown"]))
     t = d["tiling"]
     assert t["ok"] and t["reduction"] == 1 and t["npu_arch"] == 0
+    # An architecture the adapter cannot name: the platform's UB minus the reserved scratch.
+    assert t["ub_bytes"] == 196608 - UB_RESERVED_BYTES
     for a in op.attrs:  # unset attrs fall back to the registry defaults
         if a.kernel_type == "Float":
             assert t["beta"] == a.default

@@ -2,8 +2,9 @@
 
 For each op: ``op_host/<entry_name>.cpp`` (OpDef registration with column-aligned dtype/format lists per compute unit,
 InferShape/InferDataType, and the TilingFunc adapter), plus the shared ``op_host/lossgrad_op_host.h`` and the tiling
-core (``op_host/tiling_core/``: the interface header and whatever implementation files exist). Every per-op fact comes
-from lossgrad.registry and lossgrad.socs.
+core (``op_host/tiling_core/``: the interface header, the implementation files and the generated
+``lossgrad_tiling_tables.h``, see lossgrad.tiling.cxx_tables). Every per-op fact comes from lossgrad.registry and
+lossgrad.socs.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Sequence
 from ..dtypes import DType
 from ..registry import OPS, OpSpec, OutputShape
 from ..socs import SOCS, product_lines
+from ..tiling import cxx_tables
 from . import templates
 
 HOST_HEADER = "op_host/lossgrad_op_host.h"
@@ -146,8 +148,10 @@ def host_files(ops: Sequence[OpSpec]) -> dict[str, str]:
     root = templates.project_root()
     files[HOST_HEADER] = (root / HOST_HEADER).read_text()
     for path in sorted((root / TILING_CORE_DIR).glob("*")):
-        if path.is_file() and path.suffix in (".h", ".hpp", ".cpp", ".cc"):
+        if path.is_file() and path.suffix in (".h", ".hpp", ".cpp", ".cc") and path.name != cxx_tables.TABLES_HEADER:
             files[f"{TILING_CORE_DIR}/{path.name}"] = path.read_text()
+    # Generated, never committed: the per-op/per-arch facts of the tiling core and the adapter's UB budget table.
+    files[f"{TILING_CORE_DIR}/{cxx_tables.TABLES_HEADER}"] = cxx_tables.c_tables_header()
     return files
 
 
