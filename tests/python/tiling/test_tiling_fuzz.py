@@ -1,0 +1,291 @@
+"""Fuzzing lossgrad.tiling.plan: thousands of seeded random calls (every op, SoC and dtype the registry allows, random
+broadcast patterns, 0 to 8 dims, up to 2^33 elements), each plan checked against the invariants the kernels rely on.
+Pure Python; independent of the C++ core (tests/op_host checks that one against this one).
+
+Invariants:
+- split: the per-core ranges re-derived from baseUnits/extraUnits/unitElems/splitTotal partition [0, splitTotal)
+  (every element exactly once, in order, no core empty unless the space is);
+- UB: the plan's bytes fit the SoC's kernel budget, the tile is the largest multiple of 256 that fits, and every
+  InitBuffer size is a multiple of 32 bytes;
+- alignment: unitElems is 32 bytes of the narrowest dtype (1 for a KL reduction whose output is not the inner dim),
+  core starts fall on unit boundaries, flat rank-1 splits align tiles to 512 bytes of the output dtype;
+- cores: 1 <= block_dim <= the part's vector cores, block_dim = min(cores, units, work // 16 KB) (as many cores as
+  the 16 KB rule allows); with block_dim > 1 the average share is >= 16 KB and each core's share is within one unit
+  of it (flat splits: every core's allotment is >= 16 KB exactly);
+- loop: the dims multiply to numel(iteration space), every operand's strides are a contiguous row-major layout of its
+  own buffer (broadcast dims stride 0), and for small spaces the loop visits exactly the (grad, self, target, out)
+  element tuples NumPy broadcasting gives;
+- 64-bit: the packed struct unpacks to the plan's fields, also beyond 2^32 elements.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lossgrad.dtypes import KERNEL_DTYPES, DType
+from lossgrad.errors import LossGradError
+from lossgrad.registry import MAX_RANK, OPS, OpSpec, OutputShape, Reduction
+from lossgrad.socs import SOCS
+from lossgrad.tiling import (MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, TilingPlan, _sizes, plan, problem_from_call)
+from lossgrad.tiling import data as td
+from lossgrad.tiling import ub_plan
+from lossgrad.validation import validate
+
+MAX_ELEMS = 1 << 33
+CHUNKS = 4
+CASES_PER_CHUNK = 5000
+SEED = 424242
+ROLES = ("grad", "self", "target", "out")
+EXHAUSTIVE_LIMIT = 1 << 14   # spaces up to this many elements get the element-by-element loop check
+
+
+def _dims(rng: random.Random, rank: int) -> list[int]:
+    if rank == 0:
+        return []
+    target = 2 ** rng.uniform(0, math.log2(MAX_ELEMS))
+    cuts = sorted(rng.random() for _ in range(rank - 1))
+    dims = []
+    for a, b in zip([0.0] + cuts, cuts + [1.0]):
+        r = rng.random()
+        if r < 0.15:
+            dims.append(1)
+        elif r < 0.35:
+            dims.append(rng.choice((2, 3, 7, 8, 16, 31, 32, 33, 255, 256, 257, 1000, 4096, 4097, 65537)))
+        else:
+            dims.append(max(1, round(target ** (b - a))))
+    while math.prod(dims) > MAX_ELEMS:
+        i = max(range(rank), key=lambda k: dims[k])
+        dims[i] = max(1, dims[i] // rng.choice((2, 3, 5, 16)))
+    return dims
+
+
+def _shape(rng: random.Random, full: list[int], keep_p: float) -> tuple[int, ...]:
+    shape = [d if rng.random() < keep_p else 1 for d in full]
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return tuple(shape[rng.randint(0, lead):])
+
+
+def _case(rng: random.Random, op: OpSpec) -> dict[str, Any]:
+    soc = rng.choice(list(SOCS.values()))
+    rank = rng.choices(range(MAX_RANK + 1), weights=(3, 12, 12, 9, 6, 4, 3, 2, 1))[0]
+    full = _dims(rng, rank)
+    keep = rng.choice((1.0, 1.0, 0.8, 0.5, 0.3))
+    shapes = {r: _shape(rng, full, keep if rng.random() < 0.7 else 1.0) for r in ("grad", "self", "target")}
+    if op.output_shape is OutputShape.SELF and rng.random() < 0.5:  # KL: reduce over dims self lacks
+        shapes["target"] = tuple(full)
+        shapes["grad"] = _shape(rng, full, 0.7)
+    supported = [d for d in op.supported_dtypes(soc.arch.npu_arch) if d in KERNEL_DTYPES]
+    one = rng.choice(supported)
+    dtypes = {r: (one if rng.random() < 0.7 else rng.choice(supported)) for r in ("grad", "self", "target")}
+    attrs: dict[str, Any] = {}
+    for a in op.attrs:
+        attrs[a.name] = rng.choice((1.0, 0.0, 0.5, 1e-30, 3.0)) if a.name == "beta" else rng.random() < 0.5
+    return dict(op=op, soc=soc, shapes=shapes, dtypes=dtypes, reduction=rng.choice(list(op.reductions)),
+                attrs=attrs, out_dtype=rng.choice(supported) if rng.random() < 0.2 else None)
+
+
+def _plan(case: dict[str, Any]) -> tuple[KernelProblem, TilingPlan] | None:
+    arrays = [np.broadcast_to(np.zeros((), case["dtypes"][r].np_dtype), case["shapes"][r])
+              for r in ("grad", "self", "target")]
+    try:
+        call = validate(case["op"], *arrays, case["reduction"], case["attrs"], out_dtype=case["out_dtype"],
+                        soc=case["soc"])
+    except LossGradError:
+        return None
+    if not call.launch:
+        return None
+    problem = problem_from_call(call)
+    return problem, plan(problem)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Invariants
+# ---------------------------------------------------------------------------------------------------------------
+
+def check_split(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    total_split, unit, base, extra, bd = f["splitTotal"], f["unitElems"], f["baseUnits"], f["extraUnits"], p.block_dim
+    units = -(-total_split // unit)
+    assert bd == f["blockDim"] and bd * base + extra == units and 0 <= extra < bd
+    pos = 0
+    for core in range(bd):
+        n_units = base + (1 if core < extra else 0)
+        start_unit = core * base + min(core, extra)
+        start, end = start_unit * unit, min((start_unit + n_units) * unit, total_split)
+        assert start == min(pos, total_split) and start % unit == 0, (core, start, pos)
+        assert end > start or total_split == 0, (core, start, end)
+        pos = end
+    assert pos == total_split  # the ranges tile [0, splitTotal) exactly once, in order
+
+
+def check_cores(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    cores = problem.soc.cores
+    bd = p.block_dim
+    assert 1 <= bd <= cores
+    out_size = problem.dtypes["out"].itemsize
+    total = math.prod(f["dims"][:f["rank"]])
+    units = -(-f["splitTotal"] // f["unitElems"])
+    work_bytes = total * out_size  # what the 16 KB rule measures: the whole (broadcast) space, in output bytes
+    assert bd == max(1, min(cores, units, work_bytes // MIN_CORE_BYTES))
+    if bd == 1:
+        return
+    assert work_bytes // bd >= MIN_CORE_BYTES
+    per_split_elem = total // f["splitTotal"]  # flat 1, column: rows, KL: contributions per output element
+    unit_bytes = f["unitElems"] * per_split_elem * out_size
+    smallest = f["baseUnits"] * unit_bytes
+    assert smallest > MIN_CORE_BYTES - unit_bytes  # balanced: no core is more than one unit short of 16 KB
+    if f["splitMode"] == td.SPLIT_FLAT:
+        assert smallest >= MIN_CORE_BYTES  # 16 KB is a whole number of flat units: exact
+
+
+def check_ub(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    tile = f["tileLen"]
+    assert tile >= TILE_ALIGN and tile % TILE_ALIGN == 0
+    assert p.ub_bytes <= p.ub_budget == problem.soc.ub_kernel_bytes
+    grad_scalar = bool(p.tiling_key & 1)
+    sizes = _sizes(problem)
+    per_elem = 0.0
+    allocated = 0
+    for b in ub_plan.buffers(problem.op, grad_scalar, problem.soc.arch.npu_arch):
+        if b.when is not None and not f["bufMask"] >> b.when & 1:
+            continue
+        size = tile * b.mult * sizes[b.ctype]
+        assert size % b.div == 0 and (size // b.div) % 32 == 0, (b.name, size, b.div)
+        allocated += b.count * (size // b.div)
+        per_elem += b.count * b.mult * sizes[b.ctype] / b.div
+    assert allocated + ub_plan.FIXED_BYTES == p.ub_bytes <= p.ub_budget
+    # the largest tile: one more TILE_ALIGN step no longer fits
+    assert allocated + per_elem * TILE_ALIGN + ub_plan.FIXED_BYTES > p.ub_budget
+
+
+def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
+    assert f["padElems"] * narrowest == 32
+    out_inner = f["strideOut"][f["rank"] - 1] != 0
+    if f["splitMode"] == td.SPLIT_KL_REDUCE and not out_inner:
+        assert f["unitElems"] == 1
+    else:
+        assert f["unitElems"] * narrowest == 32
+    if f["splitMode"] == td.SPLIT_FLAT and f["rank"] == 1:
+        assert f["alignElems"] * problem.dtypes["out"].itemsize == 512
+    else:
+        assert f["alignElems"] == 0
+
+
+def check_loop(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    rank = f["rank"]
+    dims = f["dims"][:rank]
+    assert 1 <= rank <= MAX_RANK and all(d == 0 for d in f["dims"][rank:])
+    assert math.prod(dims) == math.prod(problem.iter_shape)
+    names = {"grad": "strideGrad", "self": "strideSelf", "target": "strideTarget", "out": "strideOut"}
+    for role, name in names.items():
+        strides = f[name][:rank]
+        assert all(s == 0 for s in f[name][rank:])
+        n = math.prod(problem.shapes[role])
+        if n == 0 or math.prod(dims) == 0:
+            continue
+        # the non-zero strides form a mixed radix of the operand's own buffer: contiguous, row-major, no gaps
+        present = sorted((s, d) for s, d in zip(strides, dims) if s != 0)
+        acc = 1
+        for s, d in present:
+            assert s == acc, (role, strides, dims)
+            acc *= d
+        assert acc == n, (role, strides, dims, problem.shapes[role])
+    if 0 < math.prod(problem.iter_shape) <= EXHAUSTIVE_LIMIT:
+        _check_elements(problem, dims, {r: f[names[r]][:rank] for r in ROLES})
+
+
+def _check_elements(problem: KernelProblem, dims: tuple[int, ...], strides: dict[str, tuple[int, ...]]) -> None:
+    """The loop visits exactly the element tuples of NumPy broadcasting (as a multiset: the loop order may differ)."""
+    it = tuple(problem.iter_shape)
+    want = []
+    got = []
+    for role in ROLES:
+        shape = tuple(problem.shapes[role])
+        ids = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
+        want.append(np.broadcast_to(ids, it).ravel())
+        off = np.zeros(dims, dtype=np.int64)
+        for axis, (d, s) in enumerate(zip(dims, strides[role])):
+            view = [1] * len(dims)
+            view[axis] = d
+            off = off + (np.arange(d, dtype=np.int64) * s).reshape(view)
+        got.append(off.ravel())
+    a, b = np.stack(want), np.stack(got)
+    a = a[:, np.lexsort(a[::-1])]
+    b = b[:, np.lexsort(b[::-1])]
+    assert np.array_equal(a, b)
+
+
+def check_packing(problem: KernelProblem, p: TilingPlan) -> None:
+    assert len(p.data) == td.SIZE
+    back = td.unpack(p.data)
+    for fld in td.FIELDS:
+        v = p.fields[fld.name]
+        if fld.count > 1:
+            assert back[fld.name] == tuple(v) + (0,) * (fld.count - len(v)), fld.name
+        else:
+            assert back[fld.name] == v, fld.name
+
+
+CHECKS = (check_split, check_cores, check_ub, check_alignment, check_loop, check_packing)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_tiling_invariants(chunk: int) -> None:
+    rng = random.Random(SEED + chunk)
+    ops = list(OPS.values())
+    seen: Counter[str] = Counter()
+    for i in range(CASES_PER_CHUNK):
+        case = _case(rng, ops[i % len(ops)])
+        planned = _plan(case)
+        if planned is None:
+            seen["rejected or empty"] += 1
+            continue
+        problem, p = planned
+        for check in CHECKS:
+            try:
+                check(problem, p)
+            except AssertionError as exc:
+                raise AssertionError(f"{check.__name__} fails for {case['op'].name} {case['shapes']} "
+                                     f"{ {r: d.label for r, d in problem.dtypes.items()} } {case['soc'].name} "
+                                     f"reduction={case['reduction']} attrs={case['attrs']}: {exc}\n"
+                                     f"fields={p.fields}") from exc
+        seen["planned"] += 1
+        seen[f"split {p.fields['splitMode']}"] += 1
+        seen[f"op {case['op'].name}"] += 1
+        if p.block_dim > 1:
+            seen["multi-core"] += 1
+        if math.prod(problem.iter_shape) > 1 << 32:
+            seen["beyond 2^32"] += 1
+        if 0 < math.prod(problem.iter_shape) <= EXHAUSTIVE_LIMIT:
+            seen["element-checked"] += 1
+    assert seen["planned"] >= CASES_PER_CHUNK // 2, seen
+    for key in ("split 0", "split 1", "split 2", "multi-core", "beyond 2^32", "element-checked",
+                *(f"op {name}" for name in OPS)):
+        assert seen[key] > 0, (key, seen)
+
+
+def test_invariants_hold_on_hand_picked_plans() -> None:
+    """The checks themselves catch what they should: a plan with one core fewer no longer partitions."""
+    arrays = [np.broadcast_to(np.zeros((), np.float32), (64, 4096)) for _ in range(3)]
+    problem = problem_from_call(validate("l1_loss_backward", *arrays, Reduction.SUM, soc="Ascend910B1"))
+    p = plan(problem)
+    for check in CHECKS:
+        check(problem, p)
+    broken = TilingPlan(block_dim=p.block_dim - 1, tiling_key=p.tiling_key, data=p.data,
+                        fields={**p.fields, "blockDim": p.block_dim - 1}, modes=p.modes, buf_mask=p.buf_mask,
+                        ub_bytes=p.ub_bytes, ub_budget=p.ub_budget)
+    with pytest.raises(AssertionError):
+        check_split(problem, broken)
+    assert DType.FLOAT32 in KERNEL_DTYPES
