@@ -570,10 +570,18 @@ Status Compute(const Inputs& in, Result* out)
     }
     Mode modes[3] = {kScalar, kScalar, kScalar};
     bool has_row_operand = false;
+    // A column split makes every core walk every row: a streamed input broadcast along an outer row dim would be
+    // re-read by each core, where the flat split reads it once per core. Short rows then stay flat.
+    bool stream_rebroadcast = false;
     for (int32_t r = 0; r < 3; ++r) {
         if (p.reads[r]) {
             modes[r] = OperandMode(loop.strides[r], rank, row_dim);
             has_row_operand = has_row_operand || modes[r] == kRow;
+            if (modes[r] == kStream) {
+                for (int32_t d = 0; d + 1 < rank; ++d) {
+                    stream_rebroadcast = stream_rebroadcast || loop.strides[r][d] == 0;
+                }
+            }
         }
     }
 
@@ -656,7 +664,8 @@ Status Compute(const Inputs& in, Result* out)
         split_total = out_rows * (out_inner ? inner : 1);
         unit = out_inner ? pad : 1;
         split = SplitUnits(CeilDiv(split_total, unit), want);
-    } else if (has_row_operand && (inner > tile || inner * out_size >= p.cores * tb::kColumnMinBytes)) {
+    } else if (has_row_operand &&
+               (inner > tile || (inner * out_size >= p.cores * tb::kColumnMinBytes && !stream_rebroadcast))) {
         split_mode = LOSSGRAD_SPLIT_COLUMN;
         split_total = inner;
         split = SplitUnits(CeilDiv(inner, unit), want);

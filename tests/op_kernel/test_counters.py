@@ -16,8 +16,11 @@ from lossgrad.validation import validate
 
 from footprint import input_footprints, written_elements
 
-SOC = "Ascend910B1"
-CORES = 48
+# Every pattern on an A2 part; the architectures with other copy paths (950; 310P and 910 without DataCopyPad) on
+# a subset that covers each operand mode and split.
+SOCS = {"Ascend910B1": None, "Ascend950PR_9579": ("same", "row_column_split", "column"),
+        "Ascend310P3": ("same", "grad_scalar", "row_flat", "column", "general"),
+        "Ascend910A": ("same", "grad_scalar", "row_column_split", "column", "batch")}
 
 # name -> (grad, self, target); every pattern has >= 10^6 output (or iteration) elements.
 PATTERNS = {
@@ -36,23 +39,26 @@ KL_REDUCE = {
 
 
 def _cases():
-    for op in OPS:
-        for name, shapes in PATTERNS.items():
-            yield op, name, shapes
-    for name, shapes in KL_REDUCE.items():
-        yield "kl_div_backward", name, shapes
+    for soc, names in SOCS.items():
+        for op in OPS:
+            for name, shapes in PATTERNS.items():
+                if names is None or name in names:
+                    yield soc, op, name, shapes
+        for name, shapes in KL_REDUCE.items():
+            if names is None or name in names:
+                yield soc, "kl_div_backward", name, shapes
 
 
-def _run(op: str, shapes, dtype=np.float32):
+def _run(op: str, shapes, soc: str = "Ascend910B1", dtype=np.float32):
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(0.5, 2.0, s).astype(dtype) for s in shapes]
-    call = validate(op, *arrays, "none", soc=SOC)
+    call = validate(op, *arrays, "none", soc=soc)
     return call, run_twin(call)
 
 
-@pytest.mark.parametrize("op,name,shapes", list(_cases()), ids=[f"{o}-{n}" for o, n, _ in _cases()])
-def test_memory_traffic(op: str, name: str, shapes) -> None:
-    call, r = _run(op, shapes)
+@pytest.mark.parametrize("soc,op,name,shapes", list(_cases()), ids=[f"{s}-{o}-{n}" for s, o, n, _ in _cases()])
+def test_memory_traffic(soc: str, op: str, name: str, shapes) -> None:
+    call, r = _run(op, shapes, soc)
     rep, plan = r.report, r.plan
     spec = OPS[op]
     out = rep.buffers[len(spec.kernel_inputs)]
@@ -83,7 +89,7 @@ def test_memory_traffic(op: str, name: str, shapes) -> None:
         else:
             assert total <= rep.block_dim * size
     # All cores busy, balanced within one balance unit (a 32-byte block; per row in column split).
-    assert rep.block_dim == CORES
+    assert rep.block_dim == call.soc.cores
     written = [out.by_core[c].write for c in range(rep.block_dim)]
     assert min(written) > 0
     unit_bytes = int(plan.fields["unitElems"]) * r.output.itemsize

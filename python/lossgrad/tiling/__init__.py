@@ -270,6 +270,10 @@ def plan(problem: KernelProblem) -> TilingPlan:
     want = max(1, min(cores, total * out_size // MIN_CORE_BYTES))
     notes: list[str] = []
     has_row_operand = any(modes[r] == ROW for r in reads)
+    # A column split makes every core walk every row: a streamed input broadcast along an outer row dim would be
+    # re-read by each core, where the flat split reads it once per core. Short rows then stay flat.
+    stream_rebroadcast = any(modes[r] == STREAM and any(loop.strides[r][d] == 0 for d in range(rank - 1))
+                             for r in reads)
     align = 0
     if kl_reduce:
         split = td.SPLIT_KL_REDUCE
@@ -278,7 +282,7 @@ def plan(problem: KernelProblem) -> TilingPlan:
         unit = pad if out_inner else 1
         # The work is the whole broadcast space; the split is over output elements (no two cores share one).
         block_dim, base, extra = _split(-(-split_total // unit), want)
-    elif has_row_operand and (E > tile or E * out_size >= cores * COLUMN_MIN_BYTES):
+    elif has_row_operand and (E > tile or (E * out_size >= cores * COLUMN_MIN_BYTES and not stream_rebroadcast)):
         split = td.SPLIT_COLUMN
         split_total = E
         unit = pad
