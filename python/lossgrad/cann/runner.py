@@ -384,7 +384,18 @@ def _npusim_command(cmd: list[str], target: BuildTarget, run_dir: Path) -> list[
     return [npusim, "record", cmd[0], "-s", "Ascend950", "-o", str(run_dir / "npusim"), "-u", shlex.join(cmd[1:])]
 
 
+def _logical_inputs(job: KernelJob) -> tuple[np.ndarray, ...]:
+    """The inputs at their caller-visible shapes (broadcast views materialised), in the kernel's dtypes: the
+    installed aclnn op tiles from the tensors it is given, so it must see the shapes the divisor rules and KL's
+    reduction refer to, not the kernel views the direct launches use."""
+    call = job.call
+    arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
+    return tuple(np.array(arrays[io.role], dtype=view.dtype, order="C", copy=True)
+                 for io, view in zip(call.op.kernel_inputs, job.inputs))
+
+
 def _run_custom_aclnn(cann: CannInstall, job: KernelJob, package: Path, what: str, timeout: float) -> np.ndarray:
+    job = dataclasses.replace(job, inputs=_logical_inputs(job))
     outdir.inspect(package)  # refuses a directory lossgrad did not create
     vendor_dir = _installed_vendor_dir(package)
     target = BuildTarget(job.call.soc)
