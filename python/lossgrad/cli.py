@@ -174,20 +174,18 @@ def socs(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(records, indent=1))
         return
-    cols = ("name", "line", "npu_arch", "vector_cores", "ub_kernel_bytes", "l2_bytes", "hbm_bandwidth", "clock_mhz")
     click.echo(f"{'SoC':<18}{'line':<6}{'arch':<6}{'cores':>6}{'UB/kernel':>11}{'L2 MB':>8}{'BW GB/s':>9}"
                f"{'MHz':>6}  pad bf16io")
     for r in records:
-        def v(k: str) -> object:
+        def v(k: str, r: dict = r) -> object:
             x = r[k]
-            return x["value"] if isinstance(x, dict) else x
+            return x["value"] if isinstance(x, dict) else x  # a Fact's value
         l2 = v("l2_bytes")
         bw = v("hbm_bandwidth")
         click.echo(f"{r['name']:<18}{r['line']:<6}{r['npu_arch']:<6}{v('vector_cores'):>6}{v('ub_kernel_bytes'):>11}"
                    f"{(l2 // (1 << 20)) if l2 else '-':>8}{(bw / 1e9) if bw else '-':>9}{v('clock_mhz') or '-':>6}"
                    f"  {'y' if r['datacopy_pad'] else 'n':>3} {'y' if r['bf16_io'] else 'n':>4}")
     click.echo("Sources and confidence of every figure: lossgrad socs --json")
-    del cols
 
 
 @main.command()

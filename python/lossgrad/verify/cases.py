@@ -34,7 +34,7 @@ class Case:
     standard: str = "auto"      # experimental | mixed | auto (mixed when KL sums over broadcast axes)
     reference: str = "auto"     # float64 | float32 | auto (float32 for 'huge' values: fp32 intermediate overflow)
     threshold_scale: float = 1.0
-    tag: str = ""               # the shape pattern's name, for reports
+    tag: str = field(default="", compare=False)  # the shape pattern's name, for reports
     id: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
