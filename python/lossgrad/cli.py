@@ -142,13 +142,18 @@ def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, 
 @click.option("--dtypes", default=None,
               help="grad;self;target;out dtypes for a concrete kernel (default: CANN DTYPE_ macros).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Directory to write into (created; existing files of the same name are replaced).")
+              help="Directory to write into: new, empty, or one lossgrad created (it keeps a marker file there).")
 @click.option("--op-host", is_flag=True, help="Also render the op_host sources (needs lossgrad.cann).")
 def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -> None:
     """Render the kernel sources (and optionally the op_host files) into a directory."""
     from . import codegen
     from . import dtypes as dt
+    from .cann.outdir import UnsafeOutputDir, claim
 
+    try:
+        claim(Path(out_dir), "lossgrad gen")  # never writes into a directory of someone else's files
+    except UnsafeOutputDir as exc:
+        raise click.ClickException(str(exc)) from exc
     chosen = list(ops) or list(OPS)
     concrete = None
     if dtypes:

@@ -64,6 +64,13 @@ def test_gen_writes_sources(tmp_path: Path) -> None:
     assert (tmp_path / "lossgrad_tiling_data.h").exists()
 
 
+def test_gen_refuses_a_directory_it_did_not_create(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    r = CliRunner().invoke(main, ["gen", "--out", str(tmp_path)])
+    assert r.exit_code != 0 and "not created by lossgrad" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_socs_json_names_every_part_with_sources() -> None:
     r = CliRunner().invoke(main, ["socs", "--json"])
     records = json.loads(r.output)
