@@ -59,6 +59,8 @@ def verify(socs: tuple[str, ...], ops: tuple[str, ...], full: bool, case_file: s
     if limit is not None:
         cases = cases[:limit]
     if export_cases:
+        if Path(export_cases).exists():
+            raise click.ClickException(f"{export_cases} exists; choose a new file name (nothing is overwritten)")
         write_csv(cases, export_cases)
         click.echo(f"wrote {len(cases)} cases to {export_cases}", err=True)
         return
