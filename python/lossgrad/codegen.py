@@ -36,8 +36,10 @@ def template_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir())), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir())), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
+    env.filters["bufbit"] = lambda bit: f"LOSSGRAD_BUF_{buffer_plan.MASK_NAMES[bit]}"
+    return env
 
 
 def _class_name(op: OpSpec) -> str:

@@ -10,6 +10,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .ub_plan import MASK_NAMES
+
 MAX_DIMS = 8
 
 
@@ -104,7 +106,9 @@ def c_header() -> str:
              f"constexpr uint32_t LOSSGRAD_SPLIT_FLAT = {SPLIT_FLAT};",
              f"constexpr uint32_t LOSSGRAD_SPLIT_COLUMN = {SPLIT_COLUMN};",
              f"constexpr uint32_t LOSSGRAD_SPLIT_KL_REDUCE = {SPLIT_KL_REDUCE};",
-             *[f"constexpr uint32_t LOSSGRAD_MODE_{m.upper()} = {i};" for i, m in enumerate(MODES)], "",
+             *[f"constexpr uint32_t LOSSGRAD_MODE_{m.upper()} = {i};" for i, m in enumerate(MODES)],
+             *[f"constexpr uint32_t LOSSGRAD_BUF_{name} = {bit};  // bufMask bit" for bit, name in
+               sorted(MASK_NAMES.items())], "",
              f"struct {STRUCT_NAME} {{"]
     for f in FIELDS:
         arr = f"[{f.count}]" if f.count > 1 else ""

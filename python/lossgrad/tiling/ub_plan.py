@@ -23,6 +23,13 @@ MASK_CONST = 7                                     # Atlas 910 compare-based ops
 MASK_RESULT = 8                                    # float result buffer (the output dtype is not float)
 MASK_REPEAT = {"grad": 9, "self": 10, "target": 11}  # keep a streamed tile resident: the next tiles repeat it
 
+# Names of the bits in the shared C header (LOSSGRAD_BUF_<NAME>), so the kernels read them by name.
+MASK_NAMES: dict[int, str] = {
+    **{bit: f"WORK_{role.upper()}" for role, bit in MASK_WORK.items()},
+    MASK_ACC: "ACC", MASK_CONST: "CONST", MASK_RESULT: "RESULT",
+    **{bit: f"REPEAT_{role.upper()}" for role, bit in MASK_REPEAT.items()},
+}
+
 
 @dataclass(frozen=True)
 class Buffer:
