@@ -37,7 +37,8 @@ def template_dir() -> Path:
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir())), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
+                             keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False,
+                             auto_reload=False)  # one consistent set of templates per process
     env.filters["bufbit"] = lambda bit: f"LOSSGRAD_BUF_{buffer_plan.MASK_NAMES[bit]}"
     return env
 
