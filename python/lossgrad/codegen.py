@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -86,7 +87,9 @@ def tiling_header() -> str:
 def _write(path: Path, text: str) -> None:
     if path.exists() and path.read_text() == text:
         return
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    # Unique per process *and* thread: verify renders kernels from a thread pool, and two threads may write the
+    # same shared header at once (a pid-only name let one thread rename the other's temp file away).
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(text)
     os.replace(tmp, path)
 

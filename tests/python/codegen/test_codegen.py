@@ -60,3 +60,14 @@ def test_package_source_compiles_warnings_clean(op: str, npu_arch: int, tmp_path
                f"-I{tmp_path}", *[f"-D{k}={v}" for k, v in defines.items()], *macros, str(path)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_concurrent_writers_of_one_file_never_collide(tmp_path: Path) -> None:
+    # verify renders from a thread pool; every thread writes the shared tiling header into the same directory.
+    from concurrent.futures import ThreadPoolExecutor
+    target = tmp_path / "shared.h"
+    texts = [f"// version {i % 2}\n" * 2000 for i in range(64)]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(lambda t: codegen._write(target, t), texts))
+    assert target.read_text() in set(texts)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.h"]  # no temp file left behind
