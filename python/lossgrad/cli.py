@@ -22,15 +22,19 @@ def main() -> None:
 def _progress(stream):
     t0 = time.perf_counter()
 
+    # A redrawn bar on a terminal; in a log (CI, `| tee`) one plain line per tenth, so the log stays readable.
+    tty = stream.isatty()
+
     def show(done: int, total: int, failed: int) -> None:
-        if done != total and done % max(1, total // 200):
+        if done != total and done % max(1, total // (200 if tty else 10)):
             return
-        width = 30
-        fill = width * done // total
-        stream.write(f"\r[{'=' * fill}{' ' * (width - fill)}] {done}/{total} cases, {failed} failed, "
-                     f"{time.perf_counter() - t0:.1f} s")
-        if done == total:
-            stream.write("\n")
+        status = f"{done}/{total} cases, {failed} failed, {time.perf_counter() - t0:.1f} s"
+        if tty:
+            width = 30
+            fill = width * done // total
+            stream.write(f"\r[{'=' * fill}{' ' * (width - fill)}] {status}" + ("\n" if done == total else ""))
+        else:
+            stream.write(status + "\n")
         stream.flush()
     return show
 

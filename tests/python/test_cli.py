@@ -78,3 +78,22 @@ def test_socs_json_names_every_part_with_sources() -> None:
     for rec in records:
         for key in ("vector_cores", "ub_kernel_bytes", "hbm_bandwidth"):
             assert rec[key]["source"] and rec[key]["confidence"] in ("high", "medium", "low", "none")
+
+
+def test_progress_is_plain_lines_in_a_log_and_a_bar_on_a_terminal() -> None:
+    import io
+
+    from lossgrad.cli import _progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    log, tty = io.StringIO(), Tty()
+    for stream in (log, tty):
+        show = _progress(stream)
+        for done in range(1, 101):
+            show(done, 100, 0)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 10 and "\r" not in log.getvalue() and lines[-1].startswith("100/100 cases, 0 failed")
+    assert tty.getvalue().count("\r") == 100 and tty.getvalue().endswith("s\n")
