@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 import jinja2
 
 from .dtypes import DType
+from .project_files import project_root
 from .registry import OpSpec, OutputShape, get_op
 from .socs import ARCHS
 from .tiling import KEY_GRAD_SCALAR, KEY_KL_REDUCE
@@ -28,11 +29,11 @@ TILING_HEADER = "lossgrad_tiling_data.h"
 
 
 def template_dir() -> Path:
-    """op_kernel/ of the source tree (the package is used from a checkout: pip install -e .)."""
+    """op_kernel/ of the checkout or of the wheel's bundled copy (LOSSGRAD_OP_KERNEL_DIR overrides it)."""
     override = os.environ.get("LOSSGRAD_OP_KERNEL_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "op_kernel"
+    return project_root() / "op_kernel"
 
 
 @lru_cache(maxsize=1)

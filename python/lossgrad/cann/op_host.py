@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..dtypes import DType
+from ..project_files import project_root
 from ..registry import OPS, OpSpec, OutputShape
 from ..socs import SOCS, product_lines
 from ..tiling import cxx_tables
@@ -145,7 +146,7 @@ def render_op(op: OpSpec) -> str:
 def host_files(ops: Sequence[OpSpec]) -> dict[str, str]:
     """Relative path -> content of every op_host file of a package with these ops (rendered and copied)."""
     files = {f"op_host/{op.entry_name}.cpp": render_op(op) for op in ops}
-    root = templates.project_root()
+    root = project_root()
     files[HOST_HEADER] = (root / HOST_HEADER).read_text()
     for path in sorted((root / TILING_CORE_DIR).glob("*")):
         if path.is_file() and path.suffix in (".h", ".hpp", ".cpp", ".cc") and path.name != cxx_tables.TABLES_HEADER:

@@ -1,7 +1,6 @@
-"""Where the CANN project templates live and the Jinja environment that renders them.
-
-The templates are project sources, not package data: ``op_host/`` (OpDef/InferShape/TilingFunc), ``cmake/``
-(our config.cmake/func.cmake and the project skeletons) and ``scripts/`` (build.sh) at the repository root.
+"""The Jinja environment that renders the CANN project templates: ``op_host/`` (OpDef/InferShape/TilingFunc),
+``cmake/`` (our config.cmake/func.cmake and the project skeletons) and ``scripts/`` (build.sh), found by
+lossgrad.project_files (the checkout, or the copy a wheel carries).
 """
 from __future__ import annotations
 
@@ -10,20 +9,13 @@ from pathlib import Path
 
 import jinja2
 
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
-
-
-def project_root() -> Path:
-    if not (PROJECT_ROOT / "op_host" / "op.cpp.j2").is_file():
-        raise FileNotFoundError(f"the CANN project templates (op_host/, cmake/, scripts/) are not under "
-                                f"{PROJECT_ROOT}; lossgrad build needs a source checkout (pip install -e .)")
-    return PROJECT_ROOT
+from ..project_files import project_root
 
 
 def source(relpath: str) -> Path:
     path = project_root() / relpath
     if not path.is_file():
-        raise FileNotFoundError(f"missing project file {relpath} under {PROJECT_ROOT}")
+        raise FileNotFoundError(f"missing project file {relpath} under {project_root()}")
     return path
 
 
