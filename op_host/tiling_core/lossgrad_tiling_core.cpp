@@ -682,8 +682,9 @@ Status Compute(const Inputs& in, Result* out)
                     static_cast<unsigned long long>(p.ub_budget));
     }
 
-    // Coefficients in double, rounded once to float.
-    const double beta = p.beta;
+    // Coefficients in double, rounded once to float. aclnn's beta is a C float: 1/beta and the beta == 0 test
+    // derive from its float value, so a beta that rounds to 0 takes L1's path.
+    const double beta = static_cast<double>(ToFloat(p.beta));
     const double flt_max = static_cast<double>(std::numeric_limits<float>::max());
     double inv64 = beta > 0 ? 1.0 / beta : 0.0;
     double scale = 1.0;

@@ -30,3 +30,22 @@ def test_kernel_matches_golden(case) -> None:
     r = run_case(case, "twin")
     assert r.error is None, r.error
     assert r.passed, r.comparison.describe()
+
+
+@pytest.mark.parametrize("beta", [2.2799393007595534, 0.1, 1 / 3, 1e-46, 3e-39])
+def test_smooth_l1_uses_the_float32_beta_bit_for_bit(beta: float) -> None:
+    # aclnn's beta is a C float: the kernel's 1/beta and its beta == 0 path must follow float32(beta), as the
+    # golden does (1e-46 rounds to 0 -> L1's sign, 0 at NaN; 3e-39 is a float32 subnormal -> the 2^64 scaling).
+    import numpy as np
+
+    import lossgrad
+    from lossgrad import golden
+
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(4099) * 3 * max(float(np.float32(beta)), 1e-30)).astype(np.float32)
+    x[:3] = [np.nan, 0.0, -0.0]
+    t = np.zeros_like(x)
+    g = np.asarray(np.float32(0.75))
+    got = lossgrad.smooth_l1_loss_backward(g, x, t, reduction="sum", beta=beta, soc="Ascend910B1", backend="twin")
+    want = golden.smooth_l1_loss_backward(g, x, t, reduction="sum", beta=beta, compute="float32")
+    np.testing.assert_array_equal(got, want)

@@ -298,8 +298,9 @@ def plan(problem: KernelProblem) -> TilingPlan:
         if has_row_operand:
             notes.append("flat split: each core reads the row-broadcast input once")
 
-    beta = float(problem.attrs.get("beta", 1.0))
-    beta32 = float(np.float32(beta))
+    # aclnn's beta is a C float: every constant derives from its float32 value (1/beta and the beta == 0 path too,
+    # so a beta that rounds to 0 takes L1's path, and invBeta is the float64 reciprocal of what the kernel compares).
+    beta = float(np.float32(problem.attrs.get("beta", 1.0)))
     inv64 = 1.0 / beta if beta > 0 else 0.0
     scale = 1.0
     if inv64 > float(np.finfo(np.float32).max):
@@ -319,7 +320,7 @@ def plan(problem: KernelProblem) -> TilingPlan:
         "rank": rank, "outRank": loop.out_rank, "rowDim": row_dim or 0, "blockDim": block_dim, "splitMode": split, "unitElems": unit,
         "tileLen": tile, "padElems": pad, "alignElems": align, "flags": flags, "bufMask": mask,
         "modes": sum(td.MODES.index(modes.get(r, SCALAR)) << (2 * i) for i, r in enumerate(("grad", "self", "target"))),
-        "coef": float(np.float32(problem.coefficient)), "beta": beta32, "invBeta": inv32, "betaScale": scale,
+        "coef": float(np.float32(problem.coefficient)), "beta": beta, "invBeta": inv32, "betaScale": scale,
     }
     key = (KEY_GRAD_SCALAR if grad_scalar else 0) | (KEY_KL_REDUCE if kl_reduce else 0)
     return TilingPlan(block_dim=block_dim, tiling_key=key, data=td.pack(fields), fields=fields, modes=modes,

@@ -48,7 +48,7 @@ FIELDS: tuple[Field, ...] = (
     Field("modes", "uint32_t", 1, "2 bits per input (grad, self, target): 0 stream, 1 row, 2 col, 3 scalar"),
     Field("coef", "float", 1, "reduction coefficient (float64 value rounded once)"),
     Field("beta", "float", 1, "SmoothL1 beta"),
-    Field("invBeta", "float", 1, "1/(beta*betaScale), from float64"),
+    Field("invBeta", "float", 1, "1/(beta*betaScale) in float64, beta being the float32 beta"),
     Field("betaScale", "float", 1, "1, or 2^64 when 1/beta would overflow float32"),
 )
 
