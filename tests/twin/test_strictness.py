@@ -75,6 +75,14 @@ SCENARIOS = {
     "gettpipeptr_without_pipe": (53, "GetTPipePtr", "no TPipe is alive", ALL),
     "datacopy_ub_unaligned": (54, "DataCopy", "dst start address 0x4 is not 32-byte aligned", ALL),
     "local_tensor_offset_beyond_size": (55, "LocalTensor::operator[]", "offset 17 exceeds the tensor size 16", ALL),
+    "pipe_barrier_all_before_the_copy": (56, "Muls", "no MTE2->V synchronisation", ALL),
+    "tbuf_used_after_pipe_reset": (57, "TBuf::Get", "released by TPipe::Reset/Destroy: call InitBuffer again", ALL),
+    "tque_used_after_pipe_reset": (58, "TQue::AllocTensor", "released by TPipe::Reset/Destroy: call InitBuffer again",
+                                   ALL),
+    "mte2_copies_into_overlapping_ub": (59, "DataCopy", "need PipeBarrier<PIPE_MTE2> between them", ALL),
+    "ub_to_ub_copy_beyond_65535_blocks": (60, "DataCopy(UB->UB)", "blocks of 32 bytes exceed the 65535", ALL),
+    "reducesum_dst_inside_src": (61, "ReduceSum", "dst (UB 0x0, 2 bytes) overlaps src", ALL),
+    "level0_compare_partial_mask_register": (62, "Compare", "partial mask", ALL),
 }
 
 

@@ -30,6 +30,9 @@ extern "C" __global__ __aicore__ void compile_errors(GM_ADDR x) {
     Div(b, b, b, 64);                                   // Div has no bf16 even on 950
     Cast(i, h, RoundMode::CAST_RINT, 64);               // legal: must not add an error
     Cast(bits, f, RoundMode::CAST_RINT, 64);            // no float -> uint8 on 950
+    LocalTensor<int64_t> l = buf.Get<int64_t>();
+    Add(l, l, l, 64);                                   // legal: 64-bit Add in the count form
+    Add(l, l, l, 16, 1, BinaryRepeatParams());          // 64-bit types have no level-0 form
 #elif __NPU_ARCH__ == 2002
     DataCopyPad(f, fGm, DataCopyExtParams(1, 20, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
     Cast(i, f, RoundMode::CAST_RINT, 64);               // no float -> int32 on 310P

@@ -22,6 +22,8 @@ enum Key : uint32_t {
     USE_ENQUEUED, LOCAL_INDEX, TBUF_GET_LEN, OPERAND_EXTENT, EVENT_UNRELEASED, RESET_LIVE, L0_DST_BLK0,
     L0_PARTIAL_OVERLAP, L0_NO_MASK, L0_MASK_RESET_BY_LEVEL2, MASK_MODE, REDUCE_TMP, SIGN_TMP, CAST_MODE,
     CAST_OVERLAP, CMP_INT32_MODE, CMPMASK_UNSET, INT_DIV_ZERO, NO_PIPE, DATACOPY_UB_UNALIGNED, LOCAL_OFFSET,
+    BARRIER_BEFORE_COPY, TBUF_AFTER_RESET, TQUE_AFTER_RESET, MTE2_OVERLAPPING_COPIES, UB_COPY_TOO_LONG,
+    REDUCE_DST_IN_SRC, CMP_L0_REGISTER_MASK,
 };
 
 using F = float;
@@ -427,6 +429,68 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             LocalTensor<F> s = buf.Get<F>();
             LocalTensor<F> e = s[good ? 16 : 17];
             (void)e;
+            break;
+        }
+        case BARRIER_BEFORE_COPY: {  // PipeBarrier<PIPE_ALL> covers only what was issued before it
+            pipe->InitBuffer(buf, n * sizeof(F));
+            LocalTensor<F> s = buf.Get<F>();
+            if (!good) PipeBarrier<PIPE_ALL>();
+            DataCopy(s, xGm, n);
+            if (good) PipeBarrier<PIPE_ALL>();
+            Muls(s, s, 2.0f, static_cast<int32_t>(n));
+            break;
+        }
+        case TBUF_AFTER_RESET: {  // after Reset the TBuf's old buffer id belongs to another buffer
+            TBuf<TPosition::VECCALC> other;
+            pipe->InitBuffer(buf, 64);
+            pipe->Reset();
+            if (good) {
+                pipe->InitBuffer(buf, 64);
+            } else {
+                pipe->InitBuffer(other, 64);
+            }
+            Duplicate(buf.Get<F>(), 1.0f, 16);
+            break;
+        }
+        case TQUE_AFTER_RESET: {
+            pipe->InitBuffer(q, 1, 64);
+            pipe->Reset();
+            if (good) {
+                pipe->InitBuffer(q, 1, 64);
+            } else {
+                pipe->InitBuffer(q2, 1, 64);
+            }
+            LocalTensor<F> a = q.AllocTensor<F>();
+            q.FreeTensor(a);
+            break;
+        }
+        case MTE2_OVERLAPPING_COPIES: {  // two copies into the same UB need PipeBarrier<PIPE_MTE2> between them
+            pipe->InitBuffer(buf, n * sizeof(F));
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopy(s, xGm, n);
+            if (good) PipeBarrier<PIPE_MTE2>();
+            DataCopy(s[8], xGm, 8);
+            break;
+        }
+        case UB_COPY_TOO_LONG: {  // 65537 blocks do not fit a copy's uint16_t block length
+            LocalTensor<F> s = Scratch(pipe, buf, 1024, 64);
+            DataCopy(s[128], s, good ? 64u : 65537u * 8u);
+            break;
+        }
+        case REDUCE_DST_IN_SRC: {
+            pipe->InitBuffer(buf, 128 * 2 * 2 + 64);
+            LocalTensor<half> h = buf.Get<half>();
+            Duplicate(h, half(1.0f), 128);
+            LocalTensor<half> tmp = buf.GetWithOffset<half>(16, 128 * 2 * 2);
+            ReduceSum(h[good ? 128 : 0], h, tmp, 128);
+            break;
+        }
+        case CMP_L0_REGISTER_MASK: {  // isSetMask=false: the mask register must hold a full mask too
+            LocalTensor<F> s = Scratch(pipe, buf, 2048, 256);
+            SetVectorMask<F, MaskMode::NORMAL>(0, good ? ~0ull : 0xFFFFull);
+            Compare<F, uint8_t, false>(s[256].ReinterpretCast<uint8_t>(), s, s[64], CMPMODE::LT, MASK_PLACEHOLDER, 1,
+                                       BinaryRepeatParams());
+            ResetMask();
             break;
         }
         default:

@@ -278,6 +278,13 @@ inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool 
                   write ? "write" : "read", b * 32, PipeName(pipe), Rt().apiNames[s.wapi].c_str(),
                   PipeName(s.wpipe), PipeName(s.wpipe), PipeName(pipe), PipeName(s.wpipe), PipeName(pipe));
         }
+        // Two MTE2 copies into the same UB block complete in no guaranteed order: the second needs a
+        // PipeBarrier<PIPE_MTE2> (or anything else that shows MTE2 the first one done).
+        if (write && pipe == P_MTE2 && s.wpipe == P_MTE2 && s.wseq > c.sync[P_MTE2][P_MTE2]) {
+            Fault(api, "write of UB block 0x%x by pipe MTE2 overlaps the earlier MTE2 write by %s: copies into "
+                       "overlapping UB need PipeBarrier<PIPE_MTE2> between them",
+                  b * 32, Rt().apiNames[s.wapi].c_str());
+        }
         if (write) {
             for (int r = 0; r < P_COUNT; ++r) {
                 if (r != pipe && s.rseq[r] > c.sync[r][pipe]) {
@@ -313,16 +320,20 @@ inline Knowledge Snapshot(int pipe) {
     return k;
 }
 
-// `pipe` waited for a signal carrying `k`.
+// `pipe` waited for a signal carrying `k` (which may include that some of its own earlier work is complete).
 inline void Acquire(int pipe, const Knowledge& k) {
-    for (int p = 0; p < P_COUNT; ++p)
-        if (p != pipe) SyncPipes(p, pipe, k.done[p]);
+    for (int p = 0; p < P_COUNT; ++p) SyncPipes(p, pipe, k.done[p]);
 }
 
+// PipeBarrier<pipe>: the pipe's own earlier operations are complete before its next one starts.
+inline void BarrierPipe(int pipe) { SyncPipes(pipe, pipe, Core().seq[pipe] - 1); }
+
+// PipeBarrier<PIPE_ALL>: every pipe knows everything issued so far on every pipe is complete (seq[p] - 1: seq[p]
+// is the number the next operation on p will take, which the barrier must not cover).
 inline void BarrierAll() {
     CoreState& c = Core();
     for (int p = 0; p < P_COUNT; ++p)
-        for (int q = 0; q < P_COUNT; ++q) c.sync[p][q] = c.seq[p];
+        for (int q = 0; q < P_COUNT; ++q) SyncPipes(p, q, c.seq[p] - 1);
 }
 
 }  // namespace twin

@@ -71,6 +71,26 @@ template <typename T> inline void CheckCopyType() {
                                    "(bfloat16_t needs NpuArch 2201 or 3510)");
 }
 
+// The byte length of a contiguous DataCopy of `count` elements: whole 32-byte blocks (the hardware silently drops a
+// partial tail) and at most 65535 of them (the block length is a uint16_t in the copy instruction).
+template <typename T> inline uint64_t ContiguousBytes(const char* api, uint32_t count) {
+    CheckCopyType<T>();
+    const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    if (bytes % kBlock != 0)
+        Fault(api, "%u elements = %llu bytes is not a multiple of 32 (hardware silently drops the tail; use "
+                   "DataCopyPad or a tail strategy)", count, (unsigned long long)bytes);
+    if (bytes / kBlock > 65535)
+        Fault(api, "%u elements = %llu blocks of 32 bytes exceed the 65535 one copy can move", count,
+              (unsigned long long)(bytes / kBlock));
+    return bytes;
+}
+
+// The checks every DataCopyParams form shares.
+template <typename T> inline void CheckCopyParams(const char* api, const AscendC::DataCopyParams& p) {
+    CheckCopyType<T>();
+    if (p.blockCount > 4095) Fault(api, "blockCount %u exceeds 4095", p.blockCount);
+}
+
 inline void CountCopy(bool pad, uint64_t bytes) {
     CoreCounters& c = Counters();
     (pad ? c.dataCopyPadCalls : c.dataCopyCalls) += 1;
@@ -129,29 +149,20 @@ namespace AscendC {
 // ---- DataCopy, contiguous (level 2) ----------------------------------------------------------------------------
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
-    twin::CheckCopyType<T>();
-    uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-    if (bytes % twin::kBlock != 0)
-        twin::Fault("DataCopy", "%u elements = %llu bytes is not a multiple of 32 (hardware silently drops the "
-                                "tail; use DataCopyPad or a tail strategy)", count, (unsigned long long)bytes);
+    const uint64_t bytes = twin::ContiguousBytes<T>("DataCopy", count);
     twin::GmToUb("DataCopy", dst, src, 1, bytes, 0, bytes);
 }
 
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
-    twin::CheckCopyType<T>();
-    uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-    if (bytes % twin::kBlock != 0)
-        twin::Fault("DataCopy", "%u elements = %llu bytes is not a multiple of 32 (hardware silently drops the "
-                                "tail; use DataCopyPad or a tail strategy)", count, (unsigned long long)bytes);
+    const uint64_t bytes = twin::ContiguousBytes<T>("DataCopy", count);
     twin::UbToGm("DataCopy", dst, src, 1, bytes, bytes, 0, false);
 }
 
 // ---- DataCopy with DataCopyParams: lengths and gaps in 32-byte blocks on both sides --------------------------------
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
-    twin::CheckCopyType<T>();
-    if (p.blockCount > 4095) twin::Fault("DataCopy", "blockCount %u exceeds 4095", p.blockCount);
+    twin::CheckCopyParams<T>("DataCopy", p);
     uint64_t len = static_cast<uint64_t>(p.blockLen) * twin::kBlock;
     twin::GmToUb("DataCopy", dst, src, p.blockCount, len, static_cast<uint64_t>(p.srcGap) * twin::kBlock,
                  len + static_cast<uint64_t>(p.dstGap) * twin::kBlock);
@@ -159,8 +170,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
-    twin::CheckCopyType<T>();
-    if (p.blockCount > 4095) twin::Fault("DataCopy", "blockCount %u exceeds 4095", p.blockCount);
+    twin::CheckCopyParams<T>("DataCopy", p);
     uint64_t len = static_cast<uint64_t>(p.blockLen) * twin::kBlock;
     twin::UbToGm("DataCopy", dst, src, p.blockCount, len, len + static_cast<uint64_t>(p.srcGap) * twin::kBlock,
                  static_cast<uint64_t>(p.dstGap) * twin::kBlock, false);
@@ -170,6 +180,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     const char* api = "DataCopy(UB->UB)";
+    twin::CheckCopyParams<T>(api, p);
     uint64_t len = static_cast<uint64_t>(p.blockLen) * twin::kBlock;
     if (p.blockCount == 0 || len == 0) return;
     uint64_t srcPitch = len + static_cast<uint64_t>(p.srcGap) * twin::kBlock;
@@ -191,9 +202,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
-    uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-    if (bytes % twin::kBlock != 0)
-        twin::Fault("DataCopy(UB->UB)", "%u elements is not a whole number of 32-byte blocks", count);
+    const uint64_t bytes = twin::ContiguousBytes<T>("DataCopy(UB->UB)", count);
     DataCopy(dst, src, DataCopyParams(1, static_cast<uint16_t>(bytes / twin::kBlock), 0, 0));
 }
 

@@ -95,6 +95,7 @@ template <HardEvent event> inline void WaitFlag(int32_t eventID) { twin::WaitFla
 template <pipe_t pipe> inline void PipeBarrier() {
     static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not allowed");
     if (pipe == PIPE_ALL) twin::BarrierAll();
+    if (pipe == PIPE_MTE2) twin::BarrierPipe(twin::P_MTE2);
     twin::CountApi("PipeBarrier", 0, 0);
 }
 
@@ -155,8 +156,7 @@ public:
         // A stale handle to one of this queue's buffers means it was freed before (Own would call it a use after free).
         const twin::TensorRef& r = tensor.TwinRef();
         if (r.slot >= 0 && r.slot < static_cast<int32_t>(twin::Core().slots.size()) &&
-            twin::Core().slots[r.slot].epoch != r.epoch &&
-            std::find(slots_.begin(), slots_.end(), r.slot) != slots_.end())
+            twin::Core().slots[r.slot].epoch != r.epoch && Holds(api, r.slot))
             twin::Fault(api, "double free: this tensor was already freed by an earlier FreeTensor");
         twin::Slot& s = Own(api, tensor.TwinRef());
         if (s.state == twin::SlotState::ENQUEUED)
@@ -173,7 +173,7 @@ public:
     bool HasTensorInQue() { return !queue_.empty(); }
     int32_t GetTensorCountInQue() { return static_cast<int32_t>(queue_.size()); }
     bool HasIdleBuffer() {
-        for (int32_t id : slots_)
+        for (int32_t id : Slots("TQue::HasIdleBuffer"))
             if (twin::Core().slots[id].state == twin::SlotState::FREE) return true;
         return false;
     }
@@ -182,6 +182,7 @@ public:
     void TwinAttach(const std::vector<int32_t>& slots) {
         slots_ = slots;
         queue_.clear();
+        for (int32_t id : slots_) twin::Core().slots[id].owner = this;
     }
 
 private:
@@ -191,7 +192,7 @@ private:
     };
 
     template <typename T> LocalTensor<T> Alloc(const char* api) {
-        if (slots_.empty()) twin::Fault(api, "queue has no buffers: call TPipe::InitBuffer first");
+        Slots(api);
         twin::CoreState& c = twin::Core();
         uint32_t live = 0;
         for (const twin::Slot& s : c.slots)
@@ -218,11 +219,25 @@ private:
 
     twin::Slot& Own(const char* api, const twin::TensorRef& r) {
         twin::RequireLive(api, "tensor", r);
-        if (std::find(slots_.begin(), slots_.end(), r.slot) == slots_.end())
-            twin::Fault(api, "tensor does not belong to this queue");
+        if (!Holds(api, r.slot)) twin::Fault(api, "tensor does not belong to this queue");
         twin::Slot& s = twin::Core().slots[r.slot];
         if (r.addr != s.addr) twin::Fault(api, "tensor is a sub-view; pass the tensor returned by AllocTensor/DeQue");
         return s;
+    }
+
+    // This queue's buffer ids, checked to be still its own: TPipe::Reset/Destroy release every buffer, and the ids
+    // may since have been given to another queue or TBuf.
+    const std::vector<int32_t>& Slots(const char* api) {
+        if (slots_.empty()) twin::Fault(api, "queue has no buffers: call TPipe::InitBuffer first");
+        const twin::CoreState& c = twin::Core();
+        for (int32_t id : slots_)
+            if (id >= static_cast<int32_t>(c.slots.size()) || c.slots[id].owner != this)
+                twin::Fault(api, "the queue's buffers were released by TPipe::Reset/Destroy: call InitBuffer again");
+        return slots_;
+    }
+    bool Holds(const char* api, int32_t slot) {
+        const std::vector<int32_t>& ids = Slots(api);
+        return std::find(ids.begin(), ids.end(), slot) != ids.end();
     }
 
     std::vector<int32_t> slots_;
@@ -259,14 +274,19 @@ public:
         return Make<T>(api, bufOffset, static_cast<uint32_t>(bytes));
     }
 
-    void TwinAttach(int32_t slot) { slot_ = slot; }
+    void TwinAttach(int32_t slot) {
+        slot_ = slot;
+        twin::Core().slots[slot].owner = this;
+    }
 
 private:
     twin::Slot& Slot(const char* api) {
         twin::CoreState& c = twin::Core();
-        if (slot_ < 0 || slot_ >= static_cast<int32_t>(c.slots.size()) ||
+        if (slot_ < 0) twin::Fault(api, "TBuf has no buffer: call TPipe::InitBuffer first");
+        // The id may have been given to another buffer since TPipe::Reset/Destroy released this one.
+        if (slot_ >= static_cast<int32_t>(c.slots.size()) || c.slots[slot_].owner != this ||
             c.slots[slot_].state != twin::SlotState::TBUF)
-            twin::Fault(api, "TBuf has no buffer: call TPipe::InitBuffer first (or the pipe was reset)");
+            twin::Fault(api, "TBuf's buffer was released by TPipe::Reset/Destroy: call InitBuffer again");
         return c.slots[slot_];
     }
     template <typename T> LocalTensor<T> Make(const char* api, uint32_t offset, uint32_t bytes) {

@@ -113,15 +113,26 @@ inline void Compare0(const char* api, bool isSetMask, const AscendC::LocalTensor
     RequireCmpMode<T>(api, mode);
     L0Geometry g;
     g.lanes = kRepeat / sizeof(T);
+    const auto fullBits = [&g](uint64_t hi, uint64_t lo) {
+        return g.lanes == 128 ? hi == ~0ull && lo == ~0ull
+                              : hi == 0 && lo == (g.lanes == 64 ? ~0ull : ((1ull << g.lanes) - 1));
+    };
+    bool full;
     if (isSetMask) {
-        bool full = bits != nullptr ? (g.lanes == 128 ? bits[0] == ~0ull && bits[1] == ~0ull
-                                                      : bits[1] == 0 && bits[0] == (g.lanes == 64 ? ~0ull
-                                                                            : ((1ull << g.lanes) - 1)))
-                                    : count == g.lanes;
-        if (!full)
-            Fault(api, "partial mask: the level-0 Compare/Compares mask is ignored on hardware (every lane is "
-                       "compared), so pass a full mask of %u lanes", g.lanes);
+        full = bits != nullptr ? fullBits(bits[1], bits[0]) : count == g.lanes;
+    } else {  // the mask register the kernel set with SetVectorMask must meet the same rule
+        const VectorMaskState& m = Core().vmask;
+        if (!m.valid)
+            Fault(api, "isSetMask=false but the kernel set no mask with SetVectorMask since %s reset the mask "
+                       "register", m.resetBy);
+        if (m.counter)
+            Fault(api, "isSetMask=false in counter mode: the level-0 Compare/Compares take a normal-mode mask "
+                       "(SetMaskNorm, then SetVectorMask)");
+        full = fullBits(m.hi, m.lo);
     }
+    if (!full)
+        Fault(api, "partial mask: the level-0 Compare/Compares mask is ignored on hardware (every lane is "
+                   "compared), so pass a full mask of %u lanes", g.lanes);
     g.bits[0] = g.lanes >= 64 ? ~0ull : ((1ull << g.lanes) - 1);
     g.bits[1] = g.lanes == 128 ? ~0ull : 0;
     g.repeats = repeatTime;

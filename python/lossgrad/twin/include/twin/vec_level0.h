@@ -269,7 +269,9 @@ template <typename T, bool isSetMask, typename F>
 inline void Binary0(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src0,
                     const AscendC::LocalTensor<T>& src1, const uint64_t* bits, uint64_t count, uint8_t repeatTime,
                     const AscendC::BinaryRepeatParams& p, bool accumulate, F f) {
-    static_assert(sizeof(T) >= 2, "level-0 (mask/repeat) forms do not support 8-bit element types");
+    // 8-bit and 64-bit types (950 only) exist in the count and operator forms alone (ascendc_api §2.6).
+    static_assert(sizeof(T) >= 2 && sizeof(T) <= 4,
+                  "level-0 (mask/repeat) binary forms support neither 8-bit nor 64-bit element types");
     L0Geometry g = ResolveL0(api, isSetMask, bits, count, repeatTime, sizeof(T));
     L0Elementwise<T, T, 2>(api, g, L0Op("dst", dst, p.dstBlkStride, p.dstRepStride),
                            std::array<L0Operand, 2>{L0Op("src0", src0, p.src0BlkStride, p.src0RepStride),

@@ -71,7 +71,7 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
                     t.len, (long long)n, (unsigned long long)tmpBytes, lanes, perBlock, perBlock);
     twin::RequireOperand(api, "sharedTmpBuffer", t, tmpBytes);
     twin::RequireDisjoint(api, "sharedTmpBuffer", t.addr, tmpBytes, "src", s.addr, srcBytes);
-    twin::RequireNoPartialOverlap(api, "src", s.addr, srcBytes, d.addr, sizeof(T));
+    twin::RequireDisjoint(api, "dst", d.addr, sizeof(T), "src", s.addr, srcBytes);  // dst may not overlap src
     twin::UbRead(api, "src", twin::P_V, s.addr, static_cast<uint32_t>(srcBytes));
     std::vector<T> v(static_cast<size_t>(n));
     std::memcpy(v.data(), twin::UbPtr<T>(s.addr), srcBytes);
