@@ -20,12 +20,14 @@ import numpy as np
 
 from . import dtypes as dt
 from .dtypes import DType
-from .registry import OPS, OpSpec, OutputShape
+from .registry import OPS, OpSpec, OutputShape, Promotion
 from .runners.twin import run_twin
+from .socs import DEFAULT_SOC
 from .validation import Call, validate
 
-SOC = "Ascend910B1"
 DEFAULT_ELEMENTS = 16 * 1024 * 1024
+ROW_ELEMENTS = 4096              # the broadcast scenarios' row length
+MIN_ELEMENTS = ROW_ELEMENTS      # fewer leaves the broadcast scenarios without a row
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,9 @@ class Row:
 
 def scenarios(op: OpSpec, n: int) -> dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
     """Input shapes (grad, self, target) with n output (KL: iteration) elements."""
-    cols = 4096
+    if n < MIN_ELEMENTS:
+        raise ValueError(f"the bench scenarios need at least {MIN_ELEMENTS} elements, got {n}")
+    cols = ROW_ELEMENTS
     rows = n // cols
     out = {
         "same shapes": ((n,), (n,), (n,)),
@@ -130,14 +134,14 @@ def aclnn_composition(call: Call) -> Counters:
                     block_dim=kernel.block_dim, passes=tuple(passes))
 
 
-def run(ops: list[str] | None = None, elements: int = DEFAULT_ELEMENTS, soc: str = SOC,
+def run(ops: list[str] | None = None, elements: int = DEFAULT_ELEMENTS, soc: str = DEFAULT_SOC,
         dtype: DType = DType.FLOAT32, reduction: str = "none", grad_dtype: DType | None = None) -> list[Row]:
     """One row per op and scenario. `grad_dtype` gives gradOutput another dtype (a mixed-dtype call)."""
     rows: list[Row] = []
     rng = np.random.default_rng(0)
     for name in ops or list(OPS):
         op = OPS[name]
-        if grad_dtype is not None and grad_dtype != dtype and op.promotion.name == "SAME_AS_SELF":
+        if grad_dtype is not None and grad_dtype != dtype and op.promotion is Promotion.SAME_AS_SELF:
             continue  # MSE accepts no mixed dtypes
         for scenario, shapes in scenarios(op, elements).items():
             kinds = [grad_dtype or dtype, dtype, dtype]

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import click
 
+from . import bench as twin_bench
 from .registry import OPS
-from .socs import SOCS, VERIFY_DEFAULT_SOCS, get_soc, soc_record
+from .runners import BACKENDS
+from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, get_soc, soc_record
 
 
 @click.group()
@@ -46,7 +48,7 @@ def _progress(stream):
 @click.option("--cases", "case_file", type=click.Path(exists=True, dir_okay=False),
               help="Run the cases of a CSV case table instead of the generated matrix.")
 @click.option("--export-cases", type=click.Path(dir_okay=False), help="Write the selected cases as a CSV table.")
-@click.option("--backend", default="twin", type=click.Choice(["twin", "cpu", "sim", "npu", "auto"]),
+@click.option("--backend", default="twin", type=click.Choice(list(BACKENDS)),
               show_default=True)
 @click.option("-j", "--jobs", default=os.cpu_count() or 2, show_default=True, help="Cases run concurrently.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report instead of the table.")
@@ -202,8 +204,9 @@ def socs(as_json: bool) -> None:
 @main.command()
 @click.option("--backend", default="twin", type=click.Choice(["twin", "sim", "npu"]), show_default=True)
 @click.option("--op", "ops", multiple=True, type=click.Choice(list(OPS)), help="Default: all ops.")
-@click.option("--elements", default=16 * 1024 * 1024, show_default=True, help="Output elements per case.")
-@click.option("--soc", default="Ascend910B1", show_default=True)
+@click.option("--elements", default=twin_bench.DEFAULT_ELEMENTS, show_default=True,
+              type=click.IntRange(min=twin_bench.MIN_ELEMENTS), help="Output elements per case.")
+@click.option("--soc", default=DEFAULT_SOC, show_default=True)
 @click.option("--reps", default=20, show_default=True, help="Timed repetitions (sim/npu).")
 @click.option("--json", "as_json", is_flag=True)
 def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int, as_json: bool) -> None:
@@ -220,8 +223,6 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int
         results = [r.as_dict() for r in bench_on_cann(calls, backend, reps=reps)]
         click.echo(json.dumps(results, indent=1) if as_json else "\n".join(map(str, results)))
         return
-    from . import bench as twin_bench
-
     sections = {"float32": twin_bench.run(list(ops) or None, elements, get_soc(soc).name),
                 "float16 gradOutput, float32 self/target": twin_bench.run(
                     list(ops) or None, elements, get_soc(soc).name, grad_dtype=DType.FLOAT16)}

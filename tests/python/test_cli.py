@@ -97,3 +97,11 @@ def test_progress_is_plain_lines_in_a_log_and_a_bar_on_a_terminal() -> None:
     lines = log.getvalue().splitlines()
     assert len(lines) == 10 and "\r" not in log.getvalue() and lines[-1].startswith("100/100 cases, 0 failed")
     assert tty.getvalue().count("\r") == 100 and tty.getvalue().endswith("s\n")
+
+
+def test_bench_refuses_fewer_elements_than_one_broadcast_row() -> None:
+    from lossgrad import bench
+
+    r = CliRunner().invoke(main, ["bench", "--elements", str(bench.MIN_ELEMENTS - 1), "--op", "l1_loss_backward"])
+    assert r.exit_code == 2, r.output  # a usage error, not a ZeroDivisionError
+    assert "--elements" in r.output and str(bench.MIN_ELEMENTS) in r.output
