@@ -19,6 +19,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Mapping
 
 import numpy as np
@@ -171,12 +172,17 @@ def reread_bytes(order: list[int], dims: list[int], present: Mapping[str, list[b
 def _cheapest_order(rows: list[int], dims: list[int], present: Mapping[str, list[bool]],
                     sizes: Mapping[str, int]) -> list[int]:
     """The row-dim order with the fewest re-read bytes; ties keep the earliest order in permutation order."""
-    best, best_cost = list(rows), reread_bytes(list(rows), dims, present, sizes)
-    for perm in itertools.permutations(rows):
-        cost = reread_bytes(list(perm), dims, present, sizes)
-        if cost < best_cost:
-            best, best_cost = list(perm), cost
-    return best
+    return list(_cheapest_order_of(tuple(rows), tuple(dims), tuple(sorted((r, tuple(p)) for r, p in present.items())),
+                                   tuple(sorted(sizes.items()))))
+
+
+@lru_cache(maxsize=4096)
+def _cheapest_order_of(rows: tuple[int, ...], dims: tuple[int, ...], present: tuple[tuple[str, tuple[bool, ...]], ...],
+                       sizes: tuple[tuple[str, int], ...]) -> tuple[int, ...]:
+    # Up to 7! orders for a rank-8 problem: memoised, since verify plans the same shapes for every dtype,
+    # reduction, attribute and value range. min() keeps the first of equal costs (the identity order first).
+    pres, size = dict(present), dict(sizes)
+    return min(itertools.permutations(rows), key=lambda perm: reread_bytes(list(perm), list(dims), pres, size))
 
 
 def _mode(strides: tuple[int, ...], row_dim: int | None) -> str:
