@@ -13,6 +13,7 @@ from . import bench as twin_bench
 from .registry import OPS
 from .runners import BACKENDS
 from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, get_soc, soc_record
+from .verify.cases import parse_shape
 
 
 @click.group()
@@ -91,11 +92,6 @@ def verify(socs: tuple[str, ...], ops: tuple[str, ...], full: bool, case_file: s
     sys.exit(0 if summary["passed"] else 1)
 
 
-def _shape(text: str) -> tuple[int, ...]:
-    t = text.strip().strip("()[] ")
-    return tuple(int(x) for x in t.split(",") if x.strip()) if t else ()
-
-
 @main.command()
 @click.argument("op", type=click.Choice(list(OPS)))
 @click.option("--grad", "grad_shape", default="()", show_default=True, help="gradOutput shape, e.g. '(1024,)'.")
@@ -118,7 +114,7 @@ def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, 
     from .validation import validate
 
     d = dt.parse(dtype).np_dtype
-    arrays = [np.zeros(_shape(s), d) for s in (grad_shape, self_shape, target_shape or self_shape)]
+    arrays = [np.zeros(parse_shape(s), d) for s in (grad_shape, self_shape, target_shape or self_shape)]
     attrs: dict[str, object] = {}
     if beta is not None:
         attrs["beta"] = beta

@@ -96,9 +96,14 @@ def read_roles(op: OpSpec) -> tuple[str, ...]:
     return ROLES if op.kernel_reads_self else ("grad", "target")
 
 
+def has_constants(op: OpSpec) -> bool:
+    """Whether the op's compute body has constant buffers (allocated only where needs_constants says)."""
+    return any(b.when == MASK_CONST for b in OP_SCRATCH[op.template])
+
+
 def needs_constants(op: OpSpec, npu_arch: int) -> bool:
     """Atlas 910 selects with tensors only (Select mode 0), so compare-based ops keep a zero tensor there."""
-    return npu_arch == 1001 and any(b.when == MASK_CONST for b in OP_SCRATCH[op.template])
+    return npu_arch == 1001 and has_constants(op)
 
 
 def buffers(op: OpSpec, grad_scalar: bool, npu_arch: int) -> list[Buffer]:

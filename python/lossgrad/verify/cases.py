@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 from ..dtypes import DType
-from ..registry import OPS, OpSpec, OutputShape
+from ..registry import OPS, OpSpec, OutputShape, Promotion
 from ..socs import VERIFY_DEFAULT_SOCS, get_soc
+from ..validation import broadcast_shapes
 
 Shape = tuple[int, ...]
 
@@ -31,8 +32,8 @@ class Case:
     log_target: bool | None = None
     values: str = "uniform"
     seed: int = 0
-    standard: str = "auto"      # experimental | mixed | auto (mixed when KL sums over broadcast axes)
-    reference: str = "auto"     # float64 | float32 | auto (float32 for 'huge' values: fp32 intermediate overflow)
+    standard: str = "auto"      # experimental | mixed | auto (= experimental)
+    reference: str = "auto"     # float64 | float32 | auto (= float32, the dtype-faithful golden; verify.run)
     threshold_scale: float = 1.0
     tag: str = field(default="", compare=False)  # the shape pattern's name, for reports
     id: str = field(default="", compare=False)
@@ -100,12 +101,8 @@ QUICK_KL_SHAPES = ("kl_self_col", "kl_self_mixed")
 
 def _kl_ok(shapes: tuple[Shape, Shape, Shape]) -> bool:
     """gradOutput must broadcast into broadcast(self, target) for KL."""
-    import numpy as np
-    try:
-        st = np.broadcast_shapes(shapes[1], shapes[2])
-        return np.broadcast_shapes(shapes[0], st) == st
-    except ValueError:
-        return False
+    st = broadcast_shapes(shapes[1], shapes[2])
+    return st is not None and broadcast_shapes(shapes[0], st) == st
 
 
 # ---- dtype combinations ------------------------------------------------------------------------------------------
@@ -117,7 +114,7 @@ def dtype_combos(op: OpSpec, npu_arch: int, full: bool) -> list[tuple[str, str, 
     out: list[tuple[str, str, str, str]] = list(uniform)
     has_bf16 = DType.BFLOAT16.label in supported
     f32, f16, bf16 = DType.FLOAT32.label, DType.FLOAT16.label, DType.BFLOAT16.label
-    if op.promotion.name == "SAME_AS_SELF":
+    if op.promotion is Promotion.SAME_AS_SELF:
         mixed = [(f16, f16, f16, f32)] + ([(f32, f32, f32, f16)] if full else [])
     else:
         mixed = [(f16, f32, f16, f32)]
@@ -185,7 +182,8 @@ def _shape_text(s: Shape) -> str:
     return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
 
 
-def _parse_shape(text: str) -> Shape:
+def parse_shape(text: str) -> Shape:
+    """"(2, 3)", "2,3", "[2,3]" -> (2, 3); "()" or "" -> ()."""
     t = text.strip().strip("()[] ")
     return tuple(int(x) for x in t.split(",") if x.strip()) if t else ()
 
@@ -217,7 +215,7 @@ def read_csv(path: str) -> list[Case]:
                 lt = row.get("log_target", "").strip()
                 log_target = bool(int(lt)) if lt else (False if "log_target" in names else None)
                 case = Case(op=op.name, soc=get_soc(row["soc"].strip()).name,
-                            shapes=tuple(_parse_shape(row[k]) for k in ("grad_shape", "self_shape", "target_shape")),
+                            shapes=tuple(parse_shape(row[k]) for k in ("grad_shape", "self_shape", "target_shape")),
                             dtypes=dts, reduction=row["reduction"].strip() or "mean", beta=beta, log_target=log_target,
                             values=(row.get("values") or "uniform").strip(), seed=int(row.get("seed") or 0),
                             standard=(row.get("standard") or "auto").strip(),
