@@ -13,7 +13,7 @@ from . import bench as twin_bench
 from .registry import OPS
 from .runners import BACKENDS
 from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, get_soc, soc_record
-from .verify.cases import parse_shape
+from .verify.cases import parse_dtypes, parse_shape
 
 
 @click.group()
@@ -154,17 +154,17 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
     from . import dtypes as dt
     from .cann.outdir import UnsafeOutputDir, claim
 
+    concrete = None
+    if dtypes:
+        try:
+            concrete = dict(zip(("grad", "self", "target", "out"), map(dt.parse, parse_dtypes(dtypes))))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--dtypes") from exc
     try:
         claim(Path(out_dir), "lossgrad gen")  # never writes into a directory of someone else's files
     except UnsafeOutputDir as exc:
         raise click.ClickException(str(exc)) from exc
     chosen = list(ops) or list(OPS)
-    concrete = None
-    if dtypes:
-        parts = [dt.parse(x) for x in dtypes.split(";")]
-        if len(parts) == 1:
-            parts *= 4
-        concrete = dict(zip(("grad", "self", "target", "out"), parts))
     written = [codegen.write_kernel(out_dir, op, concrete) for op in chosen]
     for p in written:
         click.echo(str(p))

@@ -105,3 +105,10 @@ def test_bench_refuses_fewer_elements_than_one_broadcast_row() -> None:
     r = CliRunner().invoke(main, ["bench", "--elements", str(bench.MIN_ELEMENTS - 1), "--op", "l1_loss_backward"])
     assert r.exit_code == 2, r.output  # a usage error, not a ZeroDivisionError
     assert "--elements" in r.output and str(bench.MIN_ELEMENTS) in r.output
+
+
+def test_gen_refuses_a_dtype_list_of_the_wrong_length(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["gen", "--out", str(tmp_path / "k"), "--dtypes", "float16;float32"])
+    assert r.exit_code == 2, r.output
+    assert "grad;self;target;out" in r.output
+    assert not (tmp_path / "k").exists()  # refused before anything is written

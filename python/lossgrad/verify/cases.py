@@ -198,6 +198,16 @@ def write_csv(cases: Iterable[Case], path: str) -> None:
                         c.values, c.seed, c.standard, c.reference, c.threshold_scale])
 
 
+def parse_dtypes(text: str) -> tuple[str, str, str, str]:
+    """"grad;self;target;out", or one dtype for all four."""
+    dts = tuple(x.strip() for x in text.split(";"))
+    if len(dts) == 1:
+        dts = dts * 4
+    if len(dts) != 4:
+        raise ValueError(f"dtypes {text!r}: give grad;self;target;out (or one dtype for all)")
+    return dts  # type: ignore[return-value]
+
+
 def read_csv(path: str) -> list[Case]:
     """Rows of a case table; empty cells take the defaults (beta 1.0 for SmoothL1, log_target 0 for KL, ...)."""
     out: list[Case] = []
@@ -205,11 +215,7 @@ def read_csv(path: str) -> list[Case]:
         for n, row in enumerate(csv.DictReader(fh), start=2):
             try:
                 op = OPS[row["op"].strip()]
-                dts = tuple(x.strip() for x in row["dtypes"].split(";"))
-                if len(dts) == 1:
-                    dts = dts * 4
-                if len(dts) != 4:
-                    raise ValueError("dtypes needs grad;self;target;out (or one dtype for all)")
+                dts = parse_dtypes(row["dtypes"])
                 names = {a.name for a in op.attrs}
                 beta = float(row["beta"]) if row.get("beta", "").strip() else (1.0 if "beta" in names else None)
                 lt = row.get("log_target", "").strip()
