@@ -42,11 +42,6 @@ class DType(enum.Enum):
         return self.kind == "float"
 
     @property
-    def acl_name(self) -> str:
-        """aclDataType spelling (ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ...)."""
-        return _ACL_NAMES[self]
-
-    @property
     def ge_name(self) -> str:
         """ge::DataType spelling used by OpDef (DT_FLOAT, DT_FLOAT16, DT_BF16, ...)."""
         return "DT_" + _ACL_NAMES[self][4:]

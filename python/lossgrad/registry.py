@@ -159,7 +159,6 @@ class OpSpec:
         return self.dtype_support[npu_arch]
 
 
-_REDUCTION_ATTR = "reduction"  # string attr on every kernel, default "mean" (ops_semantics §0)
 
 L1_LOSS_BACKWARD = OpSpec(
     name="l1_loss_backward",

@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes as dt
 from .dtypes import DType
 from .errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError, invalid_error, null_error
-from .registry import MAX_RANK, Check, Divisor, EmptyRule, OpSpec, OutputShape, Reduction, get_op
+from .registry import MAX_RANK, Check, Divisor, EmptyRule, OpSpec, Reduction, get_op
 from .socs import Soc, get_soc
 
 Shape = tuple[int, ...]
@@ -319,8 +319,3 @@ def validate(op: "str | OpSpec", grad_output: Any, self_: Any, target: Any, redu
                 reduction=v.reduction, attrs=full_attrs, out_shape=v.result_shape, out_dtype=v.out_dtype(),
                 iter_shape=v.iter_shape, coefficient=coef, launch=launch,
                 dtypes={role: dt.from_numpy(a.dtype) for role, a in arrays.items()})
-
-
-def kl_output_is_reduced(call: Call) -> bool:
-    """KL only: self is broadcast against target, so contributions are summed back to self's shape."""
-    return call.op.output_shape is OutputShape.SELF and tuple(call.out_shape) != tuple(call.iter_shape)

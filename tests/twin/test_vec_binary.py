@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from _twin_api import Call, cases, dt, sample, scalar_bits
-from _twin_expect import BF16, assert_same, f64, round_float
+from _twin_expect import assert_same, f64, round_float
 
 N = 300  # not a multiple of any repeat size
 

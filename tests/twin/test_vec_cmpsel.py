@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from lossgrad.twin import KernelFault
 
-from _twin_api import Call, LEGAL, cases, dt, sample, scalar_bits
+from _twin_api import Call, cases, dt, sample, scalar_bits
 from _twin_expect import assert_same, f64
 
 CMP = ("LT", "GT", "EQ", "LE", "GE", "NE")

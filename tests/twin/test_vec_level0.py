@@ -6,7 +6,7 @@ import pytest
 from lossgrad.twin import KernelFault
 
 from _twin_api import Call, scalar_bits
-from _twin_expect import assert_same, f64, round_float
+from _twin_expect import assert_same, round_float
 
 ARCHS = (2201, 3510, 2002, 1001)
 

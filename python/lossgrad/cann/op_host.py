@@ -15,7 +15,7 @@ from typing import Sequence
 from ..dtypes import DType
 from ..project_files import project_root
 from ..registry import OPS, OpSpec, OutputShape
-from ..socs import SOCS, product_lines
+from ..socs import product_lines, socs_in_line
 from ..tiling import cxx_tables
 from . import templates
 
@@ -68,7 +68,7 @@ def unit_support(op: OpSpec) -> list[UnitSupport]:
     for line in product_lines():
         if not op.ours_support.get(line, False):
             continue
-        socs = [s for s in SOCS.values() if s.line == line]
+        socs = list(socs_in_line(line))
         if not socs:
             continue
         arch = socs[0].arch.npu_arch

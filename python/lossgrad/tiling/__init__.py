@@ -91,10 +91,6 @@ class TilingPlan:
     workspace_bytes: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
 
-    @property
-    def tile_len(self) -> int:
-        return int(self.fields["tileLen"])
-
 
 # ---------------------------------------------------------------------------------------------------------------
 # Steps 1-3: loop dims and strides

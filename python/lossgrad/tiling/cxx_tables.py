@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Iterable
 
@@ -277,15 +276,6 @@ def _reduction_enums(prefix: str) -> Iterable[tuple[Reduction, str]]:
     """lossgrad_tiling::Reduction's enumerator names (k + CamelCase of the label; batchmean -> kBatchMean)."""
     names = {Reduction.BATCHMEAN: "BatchMean"}
     return ((r, prefix + names.get(r, r.label.capitalize())) for r in Reduction)
-
-
-def write_tables_header(out_dir: "str | Path") -> Path:
-    path = Path(out_dir) / TABLES_HEADER
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = c_tables_header()
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
 
 
 @dataclass(frozen=True)

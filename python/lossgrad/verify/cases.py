@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import itertools
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..dtypes import DType
@@ -232,7 +232,3 @@ def read_csv(path: str) -> list[Case]:
                 raise ValueError(f"{path}:{n}: {exc}") from exc
             out.append(case)
     return out
-
-
-def as_dict(case: Case) -> dict[str, object]:
-    return asdict(case)
