@@ -150,10 +150,35 @@ def test_bench_figures() -> None:
     inputs = tuple(np.ones((4, 8), np.float32) for _ in roles)
     job = runner.KernelJob(call=call, variant=Variant(op, (DType.FLOAT32,) * 4), inputs=inputs, tiling=None)
     moved = bench.bytes_moved(job)
-    assert moved == (2 if not op.kernel_reads_self else 3) * 128 + 128  # KL never reads self's values
+    assert moved == 2 * 128 + 128  # KL reads grad and target (never self's values), writes the output
     result = bench._result(job, "npu", [10.0, 12.0, 11.0], [22.0], [])
     assert result.median_us == 11.0 and result.samples == 3
     assert result.gbps == pytest.approx(moved / 11e-6 / 1e9)
     assert result.bandwidth_fraction == pytest.approx(result.gbps * 1e9 / call.soc.hbm_bandwidth.value)
     assert result.speedup_vs_aclnn == pytest.approx(2.0)
     assert bench.flush_bytes(BuildTarget(call.soc)) >= 2 * call.soc.l2_bytes.value
+
+
+def test_cpu_debug_ignores_the_forced_flow(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    cann = detect.CannInstall(root=tmp_path, host_arch="x86_64", version=None, version_source=None)
+    target = BuildTarget(SOCS["Ascend910B1"])
+    monkeypatch.setenv(runner.FLOW_VAR, "launch-asc")
+    assert runner.choose_flow(cann, target, "cpu") == "launch-legacy"  # tikicpulib: the ASC flow builds no _cpu
+    assert runner.choose_flow(cann, target, "sim") == "launch-asc"
+    monkeypatch.setenv(runner.FLOW_VAR, "bogus")
+    with pytest.raises(runner.CannRunError, match="expected launch-legacy or launch-asc"):
+        runner.choose_flow(cann, target, "npu")
+
+
+def test_kernel_spec_runs_on_the_chosen_device(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from lossgrad.cann.kernel_sources import Variant
+    from lossgrad.dtypes import DType
+    from lossgrad.tiling import plan_call
+
+    call = _call()
+    job = runner.KernelJob(call=call, variant=Variant(call.op, (DType.FLOAT32,) * 4), inputs=(), tiling=plan_call(call))
+    built = runner.BuiltVariant(job.variant, "launch-legacy", "npu", tmp_path, None, tmp_path / "libk.so", "k_do")
+    monkeypatch.setenv("LOSSGRAD_DEVICE_ID", "3")
+    spec = runner.kernel_spec(job, built, tmp_path / "t.bin", [tmp_path / "a.bin"], tmp_path / "o.bin")
+    assert spec["device"] == 3  # run and bench both honour LOSSGRAD_DEVICE_ID
+    assert spec["kernel"]["block_dim"] == job.tiling.block_dim and spec["output"]["bytes"] == 2 * 3 * 4

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import shutil
 import statistics
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -20,11 +19,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import BackendUnavailable
+from ..tiling.ub_plan import read_roles
 from ..validation import Call
 from . import envs
 from .detect import CannInstall, device_present, require_cann
-from .runner import (CannRunError, KernelJob, _runner_args, _simulator_env, _write_inputs, build_variant,
-                     kernel_job, launch_variant, run_worker)
+from .runner import (CannRunError, KernelJob, _check_output, _run_process, _runner_args, _simulator_env, _write_inputs,
+                     build_variant, kernel_job, kernel_spec, launch_variant, run_dir_in, run_worker)
 from .targets import BuildTarget
 
 MIN_FLUSH_BYTES = 256 * 1024 * 1024
@@ -60,8 +60,8 @@ class BenchResult:
 
 def bytes_moved(job: KernelJob) -> int:
     """Bytes a perfect kernel moves: every input it reads once, the output written once."""
-    roles = [io.role for io in job.call.op.kernel_inputs]
-    read = sum(a.nbytes for role, a in zip(roles, job.inputs) if role != "self" or job.call.op.kernel_reads_self)
+    reads = read_roles(job.call.op)
+    read = sum(a.nbytes for io, a in zip(job.call.op.kernel_inputs, job.inputs) if io.role in reads)
     return int(read + job.out_bytes)
 
 
@@ -112,25 +112,18 @@ def _bench_npu(cann: CannInstall, job: KernelJob, reps: int, warmup: int, compar
     target = BuildTarget(job.call.soc)
     built = build_variant(cann, target, launch_variant(job, "npu"), "npu")
     assert built.library is not None
-    run_dir = built.out / "runs" / uuid.uuid4().hex[:12]
-    run_dir.mkdir(parents=True)
-    tiling, inputs, output = _write_inputs(run_dir, job)
-    spec: dict[str, Any] = {
-        "output": {"path": str(output), "bytes": job.out_bytes},
-        "kernel": {"library": str(built.library), "symbol": built.symbol, "block_dim": int(job.tiling.block_dim),
-                   "tiling": str(tiling), "workspace_bytes": int(getattr(job.tiling, "workspace_bytes", 0)),
-                   "inputs": [str(p) for p in inputs]},
-        "bench": {"reps": reps, "warmup": warmup, "flush_bytes": flush_bytes(target)},
-    }
-    if compare_aclnn:
-        spec["aclnn"] = builtin_aclnn_spec(job.call, run_dir, cann)
-    env = envs.run_environment("npu", target, cann.root, cann.host_arch, first_lib_dirs=[built.library.parent])
-    result = run_worker(spec, run_dir, env, f"bench {job.call.op.name}", timeout)
+    with run_dir_in(built.out) as run_dir:
+        tiling, inputs, output = _write_inputs(run_dir, job)
+        spec = kernel_spec(job, built, tiling, inputs, output)
+        spec["bench"] = {"reps": reps, "warmup": warmup, "flush_bytes": flush_bytes(target)}
+        if compare_aclnn:
+            spec["aclnn"] = builtin_aclnn_spec(job.call, run_dir, cann)
+        env = envs.run_environment("npu", target, cann.root, cann.host_arch, first_lib_dirs=[built.library.parent])
+        result = run_worker(spec, run_dir, env, f"bench {job.call.op.name}", timeout)
     times = result.get("times_ms", {})
     notes = [f"L2 flushed with {flush_bytes(target) >> 20} MiB between repetitions"]
     if "aclnn_error" in result:
         notes.append(f"built-in {job.call.op.aclnn} unavailable: {result['aclnn_error']}")
-    shutil.rmtree(run_dir)
     return _result(job, "npu", [t * 1e3 for t in times.get("kernel", [])],
                    [t * 1e3 for t in times.get("aclnn", [])], notes)
 
@@ -150,31 +143,33 @@ def read_task_duration_us(root: Path) -> list[float]:
 
 
 def _bench_sim(cann: CannInstall, job: KernelJob, reps: int, timeout: float) -> BenchResult:
-    import subprocess
-
     target = BuildTarget(job.call.soc)
+    if target.npu_arch == 3510:
+        # 950 parts run in npusim, not camodel; how msprof's op simulator drives npusim is not documented to us.
+        raise BackendUnavailable(f"simulator timings on {target.soc_version}: `msprof op simulator` drives the "
+                                 "camodel simulators, and Ascend 950 is simulated by npusim; time it on the device "
+                                 "(--backend npu) or check numbers with `lossgrad verify --backend sim`")
     msprof = shutil.which("msprof")
     if msprof is None:
         raise BackendUnavailable("simulator timings need CANN's msprof on PATH (`source <cann>/set_env.sh`)")
     built = build_variant(cann, target, launch_variant(job, "sim"), "sim")
     assert built.executable is not None
     times: list[float] = []
-    for _ in range(max(reps, 1)):
-        run_dir = built.out / "runs" / uuid.uuid4().hex[:12]
-        run_dir.mkdir(parents=True)
-        tiling, inputs, output = _write_inputs(run_dir, job)
-        cmd = [msprof, "op", "simulator", f"--output={run_dir / 'prof'}", str(built.executable),
-               *_runner_args(job, tiling, inputs, output)]
+    what = f"msprof op simulator on {job.call.op.name}"
+    with run_dir_in(built.out) as run_dir:
+        tiling, inputs, output = _write_inputs(run_dir, job)  # once; each repetition profiles into its own dir
         env = _simulator_env(cann, target, built, run_dir)
-        proc = subprocess.run(cmd, env=env, cwd=str(run_dir), capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            raise CannRunError(f"msprof op simulator failed with {proc.returncode} (run directory {run_dir})\n"
-                               f"{proc.stderr[-2000:]}")
-        found = read_task_duration_us(run_dir / "prof")
-        if not found:
-            raise CannRunError(f"no Task Duration(us) in the msprof output under {run_dir / 'prof'}")
-        times.append(found[0])
-        shutil.rmtree(run_dir)
+        for rep in range(max(reps, 1)):
+            prof = run_dir / f"prof{rep}"
+            output.unlink(missing_ok=True)
+            cmd = [msprof, "op", "simulator", f"--output={prof}", str(built.executable),
+                   *_runner_args(job, tiling, inputs, output)]
+            _run_process(cmd, env, run_dir, what, timeout)
+            _check_output(output, job.out_bytes, what)  # the kernel ran and stored its result
+            found = read_task_duration_us(prof)
+            if not found:
+                raise CannRunError(f"no Task Duration(us) in the msprof output under {prof}")
+            times.append(found[0])
     return _result(job, "sim", times, [], ["simulated time (msprof op simulator); for reference only"])
 
 

@@ -32,7 +32,7 @@ from ..errors import BackendUnavailable
 from ..twin.build import cache_root  # one cache root for every backend
 from ..validation import Call
 from . import envs, outdir, project
-from .detect import CannInstall, detect_cann, device_present, require_cann
+from .detect import CannInstall, device_present, require_cann
 from .kernel_sources import Variant, launch_symbol, variant_for_call
 from .targets import BuildTarget
 
@@ -106,13 +106,13 @@ def _ascendc_cmake_found(cann: CannInstall) -> bool:
 
 
 def choose_flow(cann: CannInstall, target: BuildTarget, mode: str) -> str:
+    if mode == "cpu":
+        return "launch-legacy"  # tikicpulib + ICPU_RUN_KF, every architecture; FLOW_VAR is for sim/npu only
     forced = os.environ.get(FLOW_VAR)
     if forced:
         if forced not in ("launch-legacy", "launch-asc"):
             raise CannRunError(f"{FLOW_VAR}={forced}: expected launch-legacy or launch-asc")
         return forced
-    if mode == "cpu":
-        return "launch-legacy"  # tikicpulib + ICPU_RUN_KF, every architecture
     if target.legacy_launch_supported and _ascendc_cmake_found(cann):
         return "launch-legacy"
     return "launch-asc"
@@ -206,8 +206,28 @@ def _write_inputs(run_dir: Path, job: KernelJob) -> tuple[Path, list[Path], Path
 
 def _runner_args(job: KernelJob, tiling: Path, inputs: Sequence[Path], output: Path) -> list[str]:
     t = job.tiling
-    return [str(int(t.block_dim)), str(int(t.tiling_key)), str(int(getattr(t, "workspace_bytes", 0))), str(tiling),
+    return [str(int(t.block_dim)), str(int(t.tiling_key)), str(int(t.workspace_bytes)), str(tiling),
             *map(str, inputs), str(output), str(job.out_bytes)]
+
+
+def device_id() -> int:
+    return int(os.environ.get("LOSSGRAD_DEVICE_ID", "0"))
+
+
+def kernel_spec(job: KernelJob, built: BuiltVariant, tiling: Path, inputs: Sequence[Path],
+                output: Path) -> dict[str, Any]:
+    """The worker's job for a kernel-launch library on the device (run and bench add to it)."""
+    assert built.library is not None
+    return {"device": device_id(),
+            "output": {"path": str(output), "bytes": job.out_bytes},
+            "kernel": {"library": str(built.library), "symbol": built.symbol,
+                       "block_dim": int(job.tiling.block_dim), "tiling": str(tiling),
+                       "workspace_bytes": int(job.tiling.workspace_bytes), "inputs": [str(p) for p in inputs]}}
+
+
+def simulator_command(cmd: list[str], target: BuildTarget, run_dir: Path) -> list[str]:
+    """A host runner command as the SoC's simulator runs it: camodel through the environment, npusim for 950."""
+    return _npusim_command(cmd, target, run_dir) if target.npu_arch == 3510 else cmd
 
 
 def _simulator_env(cann: CannInstall, target: BuildTarget, built: BuiltVariant, run_dir: Path) -> dict[str, str]:
@@ -284,7 +304,7 @@ def run_worker(job_spec: dict[str, Any], run_dir: Path, env: Mapping[str, str], 
 
 
 @contextmanager
-def _run_dir(built_out: Path) -> Iterator[Path]:
+def run_dir_in(built_out: Path) -> Iterator[Path]:
     runs = built_out / "runs"
     runs.mkdir(exist_ok=True)
     path = runs / uuid.uuid4().hex[:12]
@@ -343,19 +363,13 @@ def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeou
     if package is not None:
         return _run_custom_aclnn(cann, job, Path(package), what, timeout)
     built = build_variant(cann, target, launch_variant(job, backend), backend)
-    with _run_dir(built.out) as run_dir:
+    with run_dir_in(built.out) as run_dir:
         tiling, inputs, output = _write_inputs(run_dir, job)
         if backend == "npu":
             assert built.library is not None
             env = envs.run_environment("npu", target, cann.root, cann.host_arch,
                                        first_lib_dirs=[built.library.parent])
-            spec = {"device": int(os.environ.get("LOSSGRAD_DEVICE_ID", "0")),
-                    "output": {"path": str(output), "bytes": job.out_bytes},
-                    "kernel": {"library": str(built.library), "symbol": built.symbol,
-                               "block_dim": int(job.tiling.block_dim), "tiling": str(tiling),
-                               "workspace_bytes": int(getattr(job.tiling, "workspace_bytes", 0)),
-                               "inputs": [str(p) for p in inputs]}}
-            run_worker(spec, run_dir, env, what, timeout)
+            run_worker(kernel_spec(job, built, tiling, inputs, output), run_dir, env, what, timeout)
         else:
             assert built.executable is not None
             cmd = [str(built.executable), *_runner_args(job, tiling, inputs, output)]
@@ -363,8 +377,7 @@ def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeou
                 env = envs.run_environment("cpu", target, cann.root, cann.host_arch, run_dir=run_dir)
             else:
                 env = _simulator_env(cann, target, built, run_dir)
-                if target.npu_arch == 3510:
-                    cmd = _npusim_command(cmd, target, run_dir)
+                cmd = simulator_command(cmd, target, run_dir)
             stdout = _run_process(cmd, env, run_dir, what, timeout)
             if RUN_OK not in stdout:
                 raise CannRunError(f"{what}: the runner exited 0 but did not report success (run directory "
@@ -405,7 +418,7 @@ def _run_custom_aclnn(cann: CannInstall, job: KernelJob, package: Path, what: st
     _tiling, inputs, output = _write_inputs(run_dir, job)
     env = envs.run_environment("npu", target, cann.root, cann.host_arch,
                                first_lib_dirs=[vendor_dir / "op_api" / "lib"], custom_opp=vendor_dir)
-    spec = {"device": int(os.environ.get("LOSSGRAD_DEVICE_ID", "0")),
+    spec = {"device": device_id(),
             "output": {"path": str(output), "bytes": job.out_bytes}, "primary": "aclnn",
             "aclnn": custom_aclnn_spec(job, run_dir, inputs, vendor_dir, cann)}
     run_worker(spec, run_dir, env, what + " via aclnn", timeout)
@@ -413,10 +426,3 @@ def _run_custom_aclnn(cann: CannInstall, job: KernelJob, package: Path, what: st
     shutil.rmtree(run_dir)
     return np.frombuffer(data, dtype=job.call.out_dtype.np_dtype).reshape(job.call.out_shape).copy()
 
-
-def cann_status() -> dict[str, Any]:
-    """What this machine offers, for `lossgrad socs`/diagnostics: CANN root and version, device presence."""
-    cann = detect_cann()
-    return {"cann": None if cann is None else {"root": str(cann.root), "version": cann.version,
-                                               "version_source": cann.version_source},
-            "device": device_present()}
