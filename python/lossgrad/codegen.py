@@ -57,14 +57,25 @@ def _types(op: OpSpec, dtypes: Mapping[str, DType] | None) -> dict[str, str]:
     return {r: f"DTYPE_{protos[r].upper()}" for r in ROLES}
 
 
+def _variants(spec: OpSpec) -> list[tuple[int, bool, bool]]:
+    """(tiling key, grad is scalar, KL reduction) of each code path the kernel branches to."""
+    variants = [(0, False, False), (KEY_GRAD_SCALAR, True, False)]
+    if spec.output_shape is OutputShape.SELF:
+        variants += [(KEY_KL_REDUCE, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, True, True)]
+    return variants
+
+
+def tiling_keys(op: "str | OpSpec") -> tuple[int, ...]:
+    """The tiling keys the op's kernel branches on (kernel-launch builds compile one library per key)."""
+    return tuple(key for key, _, _ in _variants(get_op(op)))
+
+
 def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None) -> str:
     """The kernel source for `op`: concrete element types from `dtypes` (roles grad/self/target/out), or CANN's
     DTYPE_ macros when `dtypes` is None."""
     spec = get_op(op)
     reduces = spec.output_shape is OutputShape.SELF
-    variants = [(0, False, False), (KEY_GRAD_SCALAR, True, False)]
-    if reduces:
-        variants += [(KEY_KL_REDUCE, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, True, True)]
+    variants = _variants(spec)
     args = {io.role: io.proto for io in spec.kernel_inputs}
     if dtypes is None:
         note = "Element types come from CANN's DTYPE_<NAME> macros (one build per dtype combination)."

@@ -71,7 +71,7 @@ def write_standin_kernels(project_dir: Path, ops: Sequence[OpSpec]) -> list[Path
     return written
 
 
-def fake_render_kernel_sources(project_dir: Path, ops: Sequence[OpSpec], soc: object) -> list[Path]:
+def fake_render_kernel_sources(project_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:
     """Stands in for lossgrad.cann.kernel_sources.render_kernel_sources (which runs lossgrad.codegen)."""
     return write_standin_kernels(project_dir, ops)
 

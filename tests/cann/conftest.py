@@ -29,7 +29,6 @@ def standin_kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
     if request.node.get_closest_marker("cann") or request.node.get_closest_marker("npu"):
         return
     monkeypatch.setattr(kernel_sources, "render_kernel_sources", fake_render_kernel_sources)
-    monkeypatch.setattr(kernel_sources, "kernel_tiling_keys", lambda op: (0, 1))
 
 
 @pytest.fixture

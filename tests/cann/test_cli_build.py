@@ -198,3 +198,14 @@ def test_marker_semantics(tmp_path: Path) -> None:
         outdir.inside(claimed, "../escape")
     with pytest.raises(outdir.UnsafeOutputDir):
         outdir.write(claimed, "/etc/passwd-lossgrad", "x")
+
+
+def test_rewriting_an_unchanged_project_file_keeps_its_mtime(tmp_path: Path) -> None:
+    import os
+
+    path = outdir.write(tmp_path, "cmake/x.cmake", "set(A 1)\n")
+    os.utime(path, (1, 1))
+    outdir.write(tmp_path, "cmake/x.cmake", "set(A 1)\n")
+    assert path.stat().st_mtime == 1  # a rebuild recompiles nothing
+    outdir.write(tmp_path, "cmake/x.cmake", "set(A 2)\n")
+    assert path.read_text() == "set(A 2)\n"

@@ -1,85 +1,49 @@
 """The kernel side of a build: lossgrad.codegen's sources, plus per-dtype wrappers for kernel-launch builds.
 
-Contract with lossgrad.codegen: ``render_sources(out_dir, ops, soc=None)`` writes ``op_kernel/<entry_name>.cpp`` per
-op (element types from CANN's DTYPE_<NAME> macros), the shared kernel headers and ``op_kernel/lossgrad_tiling_data.h``.
-A custom-op package compiles each source once per dtype combination with those macros defined by CANN; a
+lossgrad.codegen.render_sources writes ``<entry_name>.cpp`` per op (element types from CANN's DTYPE_<NAME> macros)
+and ``lossgrad_tiling_data.h`` into the project's ``op_kernel/``; one source serves every architecture (#if
+__NPU_ARCH__ inside). A custom-op package compiles each source once per dtype combination with those macros defined by CANN; a
 kernel-launch build has nobody to define them, so each (op, dtype combination) gets a small wrapper that defines them
 and includes the op's source (one kernel per source file, as the launch flow requires).
 """
 from __future__ import annotations
 
-import inspect
-import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from .. import codegen
 from ..dtypes import DType
 from ..registry import OpSpec
 from ..socs import Soc
 from . import templates
 from .op_host import Combo, kernel_combos
 
-TILING_DATA_HEADER = "op_kernel/lossgrad_tiling_data.h"
+TILING_DATA_HEADER = f"op_kernel/{codegen.TILING_HEADER}"
 
 
 class KernelSourcesUnavailable(RuntimeError):
-    """lossgrad.codegen is missing or did not produce the files the contract names."""
+    """The op has no kernel for a dtype combination on the SoC, or codegen did not write the files a plan lists."""
 
 
 def expected_files(ops: Sequence[OpSpec]) -> list[str]:
     return [f"op_kernel/{op.entry_name}.cpp" for op in ops] + [TILING_DATA_HEADER]
 
 
-def render_kernel_sources(project_dir: Path, ops: Sequence[OpSpec], soc: Soc | None) -> list[Path]:
-    """Runs lossgrad.codegen.render_sources and places its output in project_dir/op_kernel.
-
-    codegen may write the sources either directly into the directory it is given or into an op_kernel/ below it;
-    rendering into a staging directory and moving whichever it was keeps this independent of that detail.
-    """
-    try:
-        from .. import codegen  # lazy: written concurrently; nothing else here needs it
-    except ImportError as exc:
-        raise KernelSourcesUnavailable(f"lossgrad.codegen is not available ({exc}); the kernel sources cannot be "
-                                       "rendered") from exc
-    staging = project_dir / ".codegen"
-    if staging.exists():
-        shutil.rmtree(staging)  # ours: created below on a previous run
-    staging.mkdir(parents=True)
-    render = codegen.render_sources
-    if soc is not None and "soc" in inspect.signature(render).parameters:
-        render(staging, list(ops), soc=soc.name)
-    else:  # the package form covers every architecture (#if __NPU_ARCH__ inside)
-        render(staging, list(ops))
-    produced = staging / "op_kernel" if (staging / "op_kernel").is_dir() else staging
-    target = project_dir / "op_kernel"
-    target.mkdir(parents=True, exist_ok=True)
-    for path in sorted(produced.rglob("*")):
-        if path.is_file():
-            dest = target / path.relative_to(produced)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest)
-    shutil.rmtree(staging)
+def render_kernel_sources(project_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:
+    """The ops' kernel sources and the tiling header in project_dir/op_kernel (unchanged files keep their mtime, so
+    CMake rebuilds only what changed)."""
+    target = Path(project_dir) / "op_kernel"
+    codegen.render_sources(target, list(ops))
     missing = [rel for rel in expected_files(ops) if not (project_dir / rel).is_file()]
     if missing:
         raise KernelSourcesUnavailable(f"lossgrad.codegen.render_sources did not write {', '.join(missing)}")
     return sorted(p for p in target.rglob("*") if p.is_file())
 
 
-_KEY_RE = re.compile(r"TILING_KEY_IS\(\s*(\d+)\s*\)")
-
-
 def kernel_tiling_keys(op: OpSpec) -> tuple[int, ...]:
-    """The tiling keys the op's kernel branches on (TILING_KEY_IS(k) in its rendered source); (0,) when the kernel
-    cannot be rendered here. Kernel-launch builds compile one library per key, see Variant.tiling_key."""
-    try:
-        from .. import codegen
-        text = codegen.render_kernel(op)
-    except Exception:  # noqa: BLE001 - planning must not depend on the kernel templates being complete
-        return (0,)
-    keys = sorted({int(k) for k in _KEY_RE.findall(text)})
-    return tuple(keys) or (0,)
+    """The tiling keys the op's kernel branches on; kernel-launch builds compile one library per key (Variant)."""
+    return codegen.tiling_keys(op)
 
 
 def combo_tag(combo: Combo) -> str:

@@ -55,7 +55,8 @@ def inside(out: Path, rel: "str | Path") -> Path:
 def write(out: Path, rel: "str | Path", text: str, *, executable: bool = False) -> Path:
     path = inside(out, rel)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    if not (path.is_file() and path.read_text() == text):  # an unchanged file keeps its mtime (no CMake rebuild)
+        path.write_text(text)
     if executable:
         path.chmod(path.stat().st_mode | 0o111)
     return path

@@ -327,8 +327,7 @@ def write_files(plan: BuildPlan) -> list[Path]:
     written = [outdir.write(plan.out, f.relpath, f.content, executable=f.executable)
                for f in plan.files if f.content is not None]
     if any(f.content is None for f in plan.files):
-        soc = None if plan.flow == "package" else plan.target.soc
-        written += kernel_sources.render_kernel_sources(outdir.inside(plan.out, "project"), plan.ops, soc)
+        written += kernel_sources.render_kernel_sources(outdir.inside(plan.out, "project"), plan.ops)
     return written
 
 

@@ -71,3 +71,18 @@ def test_concurrent_writers_of_one_file_never_collide(tmp_path: Path) -> None:
         list(pool.map(lambda t: codegen._write(target, t), texts))
     assert target.read_text() in set(texts)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.h"]  # no temp file left behind
+
+
+def test_tiling_keys_are_the_keys_the_kernel_branches_on() -> None:
+    import re
+    for op in OPS:
+        branched = {int(k) for k in re.findall(r"TILING_KEY_IS\(\s*(\d+)\s*\)", codegen.render_kernel(op))}
+        assert set(codegen.tiling_keys(op)) == branched, op
+
+
+def test_rewriting_identical_sources_keeps_their_mtime(tmp_path: Path) -> None:
+    import os
+    path = codegen.write_kernel(tmp_path, "mse_loss_backward")
+    os.utime(path, (1, 1))
+    codegen.write_kernel(tmp_path, "mse_loss_backward")
+    assert path.stat().st_mtime == 1  # CMake sees no change, so nothing is recompiled
