@@ -12,19 +12,6 @@
 # cmake/asc/fwk_modules/func.cmake.
 include_guard(GLOBAL)
 
-# lossgrad_system_info(<var>): "<os-release ID>_<processor>", the suffix of CANN's package name
-# custom_opp_<os>_<arch>.run (build_tooling.md §1.7).
-function(lossgrad_system_info out_var)
-    set(os_id "linux")
-    if(EXISTS "/etc/os-release")
-        file(STRINGS "/etc/os-release" id_line REGEX "^ID=")
-        if(id_line)
-            string(REGEX REPLACE "^ID=\"?([^\"]*)\"?$" "\\1" os_id "${id_line}")
-        endif()
-    endif()
-    set(${out_var} "${os_id}_${CMAKE_SYSTEM_PROCESSOR}" PARENT_SCOPE)
-endfunction()
-
 # lossgrad_add_ops(PACKAGE <pkg> KERNEL_BASE <dir> OP_TYPES <T>... KERNEL_FILES <f>... HOST_SOURCES <src>...)
 # OP_TYPES and KERNEL_FILES are parallel lists: the kernel source of OP_TYPES[i] is KERNEL_BASE/KERNEL_FILES[i].
 function(lossgrad_add_ops)

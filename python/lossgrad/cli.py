@@ -170,8 +170,8 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
         click.echo(str(p))
     click.echo(str(Path(out_dir) / codegen.TILING_HEADER))
     if op_host:
-        from .cann.op_host import render_op_host
-        for p in render_op_host(Path(out_dir) / "op_host", [OPS[o] for o in chosen]):
+        from .cann.op_host import write_host_files
+        for p in write_host_files(Path(out_dir), [OPS[o] for o in chosen]):
             click.echo(str(p))
 
 

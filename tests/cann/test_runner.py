@@ -104,8 +104,11 @@ def test_run_environments(tmp_path: Path) -> None:
     assert npu["ASCEND_CUSTOM_OPP_PATH"] == str(tmp_path / "opp" / "vendors" / "v")
     existing = envs.run_environment("npu", target, tmp_path, "x86_64", base={}, existing_only=True)
     assert existing["LD_LIBRARY_PATH"] == ""  # nothing under an empty root
-    assert "ASCEND_CUSTOM_OPP_PATH" not in envs.build_environment(base)
-    assert "ASCEND_OPP_PATH" not in envs.build_environment(base, installing=True)
+    from lossgrad.cann.project import Step, step_environment
+    build = step_environment(Step(("cmake",), tmp_path, "build", unset_env=envs.BUILD_UNSET), base)
+    install = step_environment(Step(("x.run",), tmp_path, "install", unset_env=envs.INSTALL_UNSET), base)
+    assert "ASCEND_CUSTOM_OPP_PATH" not in build and "ASCEND_OPP_PATH" in build
+    assert "ASCEND_OPP_PATH" not in install and "ASCEND_CUSTOM_OPP_PATH" not in install
 
 
 def test_targets_follow_the_soc_table() -> None:

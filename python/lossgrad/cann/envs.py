@@ -67,17 +67,3 @@ def run_environment(mode: str, target: BuildTarget, root: Path, host_arch: str, 
         env["CAMODEL_LOG_PATH"] = str(run_dir / "sim_log")  # the simulator's log directory (samples' run.sh)
     return env
 
-
-def build_environment(base: Mapping[str, str] | None = None, *, installing: bool = False) -> dict[str, str]:
-    env = dict(os.environ if base is None else base)
-    for name in (INSTALL_UNSET if installing else BUILD_UNSET):
-        env.pop(name, None)
-    return env
-
-
-def delta(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
-    """(variables set or changed, variables removed) relative to base, for printing a step."""
-    ref = os.environ if base is None else base
-    changed = {k: v for k, v in env.items() if ref.get(k) != v}
-    removed = sorted(k for k in ref if k not in env)
-    return changed, removed

@@ -71,14 +71,6 @@ class Variant:
     def protos(self) -> tuple[str, ...]:
         return tuple(k.proto for k in self.op.kernel_inputs) + (self.op.kernel_output,)
 
-    @property
-    def input_dtypes(self) -> tuple[DType, ...]:
-        return self.combo[:-1]
-
-    @property
-    def output_dtype(self) -> DType:
-        return self.combo[-1]
-
     def dtype_macros(self) -> list[tuple[str, str]]:
         return [(f"DTYPE_{p.upper()}", d.cpp) for p, d in zip(self.protos, self.combo)]
 

@@ -156,21 +156,11 @@ def host_files(ops: Sequence[OpSpec]) -> dict[str, str]:
     return files
 
 
-def render_op_host(op_host_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:
-    """Writes the op_host files of these ops into op_host_dir itself (for `lossgrad gen --op-host`)."""
-    written = []
-    for rel, text in host_files(ops).items():
-        path = Path(op_host_dir) / rel.split("/", 1)[1]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        written.append(path)
-    return written
-
-
 def write_host_files(out_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:
+    """Writes the op_host files of these ops below out_dir (as op_host/...)."""
     written = []
     for rel, text in host_files(ops).items():
-        path = out_dir / rel
+        path = Path(out_dir) / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         written.append(path)

@@ -116,12 +116,6 @@ class AclnnRun:
             self.acl.free(p)
 
 
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-
-
 def _time(acl: Acl, stream: ctypes.c_void_p, flush: tuple[ctypes.c_void_p, int] | None, rep: int,
           launch: Callable[[], None]) -> float:
     if flush is not None:
@@ -181,7 +175,6 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         if flush is not None:
             acl.free(flush[0])
         result["times_ms"] = {k: v for k, v in times.items() if v}
-        result["median_ms"] = {k: _median(v) for k, v in times.items() if v}
 
     for part in (kernel, aclnn):
         if part is not None:
