@@ -209,3 +209,18 @@ def test_rewriting_an_unchanged_project_file_keeps_its_mtime(tmp_path: Path) -> 
     assert path.stat().st_mtime == 1  # a rebuild recompiles nothing
     outdir.write(tmp_path, "cmake/x.cmake", "set(A 2)\n")
     assert path.read_text() == "set(A 2)\n"
+
+
+def test_every_build_searches_the_same_cann_cmake_directories() -> None:
+    import re
+
+    from lossgrad.cann import targets
+    from lossgrad.project_files import project_root
+    config = (project_root() / "cmake" / "config.cmake").read_text()  # static: copied into every package project
+    hints = re.search(r"set\(LOSSGRAD_ASC_HINTS\s+(.*?)\)", config, re.S).group(1)
+    assert re.findall(r'"([^"]+)"', hints) == targets.cmake_dirs(targets.ASC_CMAKE_DIRS)
+    for flow, dirs in (("launch-asc", targets.ASC_CMAKE_DIRS), ("launch-legacy", targets.ASCENDC_CMAKE_DIRS)):
+        plan = project.plan_build(flow, "Ascend910B1", [OPS["l1_loss_backward"]], out=Path("/nonexistent"),
+                                  run_mode="npu")
+        text = next(f.content for f in plan.files if f.relpath == "project/CMakeLists.txt")
+        assert all(f'"{d}"' in text for d in targets.cmake_dirs(dirs)), flow

@@ -25,7 +25,7 @@ from typing import Callable, Mapping, Sequence
 from ..dtypes import DType
 from ..registry import OpSpec
 from ..socs import SOCS
-from . import envs, kernel_sources, op_host, outdir, templates
+from . import envs, kernel_sources, op_host, outdir, targets, templates
 from .detect import CannInstall, host_arch
 from .kernel_sources import Variant
 from .targets import BuildTarget
@@ -237,7 +237,9 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
     cmake_dirs = [str(d) for d in t.tikicpulib_cmake_dirs(plan.cann_root, plan.host_arch)]
     plan.files.append(PlannedFile("project/CMakeLists.txt", f"rendered from {template}",
                                   templates.render(template, soc_version=t.soc_version, variants=plan.variants,
-                                                   npu_arch_flag=t.npu_arch_flag, tikicpulib_cmake_dirs=cmake_dirs)))
+                                                   npu_arch_flag=t.npu_arch_flag, tikicpulib_cmake_dirs=cmake_dirs,
+                                                   asc_cmake_dirs=targets.cmake_dirs(targets.ASC_CMAKE_DIRS),
+                                                   ascendc_cmake_dirs=targets.cmake_dirs(targets.ASCENDC_CMAKE_DIRS))))
     plan.files.append(PlannedFile("project/launch/lossgrad_bin_io.h", "copied from cmake/templates/launch/",
                                   templates.source("cmake/templates/launch/lossgrad_bin_io.h").read_text()))
     for v in plan.variants:

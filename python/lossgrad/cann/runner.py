@@ -34,7 +34,7 @@ from ..validation import Call
 from . import envs, outdir, project
 from .detect import CannInstall, device_present, require_cann
 from .kernel_sources import Variant, launch_symbol, variant_for_call
-from .targets import BuildTarget
+from .targets import ASCENDC_CMAKE_DIRS, BuildTarget, toolkit_dirs
 
 BACKENDS = ("cpu", "sim", "npu")
 RUN_OK = "LOSSGRAD_RUN_OK"
@@ -99,10 +99,9 @@ def _cann_cache_dir(cann: CannInstall) -> Path:
 
 
 def _ascendc_cmake_found(cann: CannInstall) -> bool:
-    root = cann.root
-    return any((d / "ascendc.cmake").is_file() for d in (
-        root / "compiler" / "tikcpp" / "ascendc_kernel_cmake", root / "tools" / "tikcpp" / "ascendc_kernel_cmake",
-        cann.arch_dir / "tikcpp" / "ascendc_kernel_cmake"))
+    """Whether the legacy flow's CMakeLists will find ascendc.cmake (it searches the same directories)."""
+    return any((d / "ascendc.cmake").is_file()
+               for d in toolkit_dirs(cann.root, cann.host_arch, ASCENDC_CMAKE_DIRS))
 
 
 def choose_flow(cann: CannInstall, target: BuildTarget, mode: str) -> str:

@@ -17,6 +17,23 @@ from ..socs import Soc, get_soc
 LEGACY_LAUNCH_ARCHS = frozenset({2201, 2002, 1001})
 ASC_CPU_ARCHS = frozenset({2201, 2002, 3510})
 
+# Where a toolkit keeps its Ascend C CMake packages, relative to its root ("<host>" = x86_64 | aarch64): ASCConfig.cmake
+# for find_package(ASC) in the documented location (compiler/...), older layouts and CANN 9.1's per-host tree
+# (build_tooling.md §2.2); the legacy ascendc.cmake in those and in the devkit samples.
+ASC_CMAKE_DIRS = ("compiler/tikcpp/ascendc_kernel_cmake", "tools/tikcpp/ascendc_kernel_cmake",
+                  "<host>-linux/tikcpp/ascendc_kernel_cmake")
+ASCENDC_CMAKE_DIRS = ASC_CMAKE_DIRS + ("ascendc_devkit/tikcpp/samples/cmake",)
+
+
+def cmake_dirs(rel_dirs: tuple[str, ...]) -> list[str]:
+    """The directories as CMake expressions (for the generated CMakeLists)."""
+    return ["${ASCEND_CANN_PACKAGE_PATH}/" + d.replace("<host>", "${CMAKE_HOST_SYSTEM_PROCESSOR}") for d in rel_dirs]
+
+
+def toolkit_dirs(root: Path, host_arch: str, rel_dirs: tuple[str, ...]) -> list[Path]:
+    """The directories under an installed toolkit."""
+    return [root / d.replace("<host>", host_arch) for d in rel_dirs]
+
 
 @dataclass(frozen=True)
 class BuildTarget:
