@@ -14,6 +14,7 @@ from lossgrad.cann import op_host
 from lossgrad.dtypes import DType
 from lossgrad.registry import OPS, OpSpec, OutputShape
 from lossgrad.socs import ARCHS, SOCS
+from lossgrad.tiling import cxx_tables
 from lossgrad.tiling.cxx_tables import UB_RESERVED_BYTES
 
 from _cann_support import FAKE_CANN, HERE, STANDIN, compile_cxx, needs_cxx
@@ -163,4 +164,4 @@ def test_every_op_renders_one_source_and_the_shared_files() -> None:
     for op in OPS.values():
         text = files[f"op_host/{op.entry_name}.cpp"]
         assert f"OP_ADD({op.custom_op_type});" in text
-        assert f"lossgrad_tiling::OpId::{op_host.op_enum(op)}" in text
+        assert f"lossgrad_tiling::OpId::{cxx_tables.op_enum(op)}" in text

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ..dtypes import DType
 from ..project_files import project_root
-from ..registry import OPS, OpSpec, OutputShape
+from ..registry import OpSpec, OutputShape
 from ..socs import product_lines, socs_in_line
 from ..tiling import cxx_tables
 from . import templates
@@ -33,19 +33,6 @@ class UnitSupport:
     line: str          # product line
     npu_arch: int
     combos: tuple[Combo, ...]
-
-
-def camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
-
-
-def op_index(op: OpSpec) -> int:
-    return list(OPS.values()).index(op)
-
-
-def op_enum(op: OpSpec) -> str:
-    """The lossgrad_tiling::OpId enumerator of an op (k + CamelCase of its API name)."""
-    return "k" + camel(op.name)
 
 
 def kernel_combos(op: OpSpec, npu_arch: int) -> tuple[Combo, ...]:
@@ -132,8 +119,7 @@ def context(op: OpSpec) -> dict[str, object]:
         elif a.kernel_type == "Bool":
             log_index, log_default = position, bool(a.default)
     attr_layout = f"{beta_index}, {beta_default!r}, {log_index}, {'true' if log_default else 'false'}"
-    return {"op": op, "class_name": op.custom_op_type, "entry_name": op.entry_name, "op_enum": op_enum(op),
-            "op_index": op_index(op),
+    return {"op": op, "class_name": op.custom_op_type, "entry_name": op.entry_name, "op_enum": cxx_tables.op_enum(op),
             "inputs": [{"proto": k.proto, "role": k.role} for k in op.kernel_inputs], "output": op.kernel_output,
             "attrs": attrs, "attr_layout": attr_layout, "base": base, "configs": configs,
             "infer_shape": infer_shape, "infer_dtype": infer_dtype}
