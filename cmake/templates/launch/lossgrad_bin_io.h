@@ -59,8 +59,4 @@ inline bool LgParseU64(const char* text, uint64_t* out)
     return true;
 }
 
-// The output is pre-filled with this byte so that a kernel that never ran (or never stored) is detected: the
-// runner rejects an output that still consists of it only.
-constexpr int kLgCanaryByte = 0xFF;
-
 #endif // LOSSGRAD_BIN_IO_H_

@@ -35,10 +35,10 @@ from . import envs, outdir, project
 from .detect import CannInstall, device_present, require_cann
 from .kernel_sources import Variant, launch_symbol, variant_for_call
 from .targets import ASCENDC_CMAKE_DIRS, BuildTarget, toolkit_dirs
+from .worker import CANARY
 
 BACKENDS = ("cpu", "sim", "npu")
 RUN_OK = "LOSSGRAD_RUN_OK"
-CANARY = 0xFF
 FLOW_VAR = "LOSSGRAD_CANN_FLOW"  # force launch-legacy or launch-asc for sim/npu builds
 
 __all__ = ["BACKENDS", "CannRunError", "device_present", "run_on_cann", "kernel_job", "build_variant"]

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from .acl import Acl, AclError, AclnnTensors, KernelLibrary, find_symbol_library
 
 SYSTEM_WORKSPACE = 16 * 1024 * 1024  # as the kernel-launch samples allocate for a direct launch
-CANARY = 0xFF
+CANARY = 0xFF  # the output's fill byte before a launch: an output of nothing else means the kernel never stored
 
 
 def _read(path: str) -> bytes:
