@@ -86,7 +86,7 @@ def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None)
         buffers=buffer_plan.buffers(spec, grad_scalar=False, npu_arch=2201),
         mask_div=8, mask_div_chunked=buffer_plan.MASK_CHUNKED_DIV,
         mask_work=buffer_plan.MASK_WORK, mask_repeat=buffer_plan.MASK_REPEAT, mask_const=buffer_plan.MASK_CONST,
-        uses_consts=buffer_plan.has_constants(spec),
+        uses_consts=buffer_plan.has_constants(spec), scalar_stage_bytes=buffer_plan.SCALAR_STAGE_BYTES,
         reads_self=spec.kernel_reads_self, reduces=reduces, variants=variants,
         kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
     )

@@ -88,7 +88,10 @@ OP_SCRATCH: dict[str, tuple[Buffer, ...]] = {
 # slot (4x the bytes) so that Select mode 0 can take each chunk's bits from an aligned address.
 MASK_CHUNKED_DIV = 2
 
-FIXED_BYTES = 1024  # scalar staging and small per-core buffers (rounded generously)
+# The one buffer whose size does not scale with the tile: scalarStage_ turns a scalar gradOutput into a float (one
+# 32-byte block of its dtype in, the float at byte 64). The kernel allocates exactly this; the tile gets the rest.
+SCALAR_STAGE_BYTES = 128
+FIXED_BYTES = SCALAR_STAGE_BYTES
 
 
 def read_roles(op: OpSpec) -> tuple[str, ...]:
