@@ -65,6 +65,5 @@ def test_tail_strategy_per_arch(arch):
 def test_report_fields():
     *_, rep = run_mul_add(1000, 2201, 4)
     assert rep.kernel == "mul_add" and rep.soc == "Ascend910B1" and rep.block_dim == 4
-    assert rep.run_seconds >= 0 and rep.cached in (True, False)
     assert rep.ub_kernel_bytes == 188416
     assert len(rep.buffers) == 4 and rep.buffers[3].size == 16

@@ -16,10 +16,20 @@ ARCH_SOC = {a: next(s for s in SOCS.values() if s.arch.npu_arch == a) for a in A
 
 
 def test_rendering_is_deterministic() -> None:
-    for op in OPS:
-        d = {r: DType.FLOAT16 for r in ("grad", "self", "target", "out")}
-        assert codegen.render_kernel(op, d) == codegen.render_kernel(op, d)
-        assert codegen.render_kernel(op) == codegen.render_kernel(op)
+    # Across processes with different hash seeds (set and dict orders of strings differ between them).
+    import hashlib
+    import os
+    import sys
+    script = ("import hashlib; from lossgrad import codegen; from lossgrad.dtypes import DType; "
+              "from lossgrad.registry import OPS; d = {r: DType.FLOAT16 for r in ('grad', 'self', 'target', 'out')}; "
+              "print(hashlib.sha256(''.join(codegen.render_kernel(o, d) + codegen.render_kernel(o) "
+              "for o in OPS).encode()).hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": seed},
+                              capture_output=True, text=True, check=True).stdout.strip() for seed in ("1", "2")}
+    here = hashlib.sha256("".join(codegen.render_kernel(o, {r: DType.FLOAT16 for r in ("grad", "self", "target",
+                                                                                      "out")})
+                                  + codegen.render_kernel(o) for o in OPS).encode()).hexdigest()
+    assert digests == {here}
 
 
 def test_entry_signature_follows_the_registry() -> None:
