@@ -89,7 +89,7 @@ def _compute_dtype(op: OpSpec, call: Call) -> DType:
     """The dtype aclnn's op_api casts the inputs to (registry aclnn_compute)."""
     g, s, t = call.in_dtypes
     if op.aclnn_compute == "promoted":
-        return dt.promote(dt.promote(g, s), t)
+        return call.promoted
     if op.aclnn_compute == "float32_unless_all_float16":
         return DType.FLOAT16 if g == s == t == DType.FLOAT16 else DType.FLOAT32
     return s

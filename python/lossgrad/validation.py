@@ -46,6 +46,15 @@ class Call:
     def in_dtypes(self) -> tuple[DType, DType, DType]:
         return self.dtypes["grad"], self.dtypes["self"], self.dtypes["target"]
 
+    @property
+    def promoted(self) -> DType:
+        """promote(promote(gradOutput, self), target): what the op_api casts non-float inputs to."""
+        return promoted_dtype(self.dtypes)
+
+
+def promoted_dtype(dtypes: Mapping[str, DType]) -> DType:
+    return dt.promote(dt.promote(dtypes["grad"], dtypes["self"]), dtypes["target"])
+
 
 def broadcast_shapes(a: Shape, b: Shape) -> Shape | None:
     """NumPy broadcasting of two shapes, or None when they do not broadcast."""
@@ -132,7 +141,7 @@ class _Validator:
 
     def _promoted(self) -> DType:
         if self.promoted is None:
-            self.promoted = dt.promote(dt.promote(self.dtypes["grad"], self.dtypes["self"]), self.dtypes["target"])
+            self.promoted = promoted_dtype(self.dtypes)
         return self.promoted
 
     def _require_supported(self, role_or_out: str, d: DType) -> None:

@@ -46,8 +46,7 @@ def _op_input(call: Call, role: str, arr: np.ndarray) -> np.ndarray:
     values = np.asarray(arr).astype(np.float64)
     if call.dtypes[role].is_float:
         return values
-    promoted = dt.promote(dt.promote(call.dtypes["grad"], call.dtypes["self"]), call.dtypes["target"])
-    return round_to(values, promoted).astype(np.float64)
+    return round_to(values, call.promoted).astype(np.float64)
 
 
 def _sum_to_shape(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -34,13 +34,12 @@ class KernelArgs:
 
 def prepare(call: Call) -> KernelArgs:
     arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
-    promoted = dt.promote(dt.promote(call.dtypes["grad"], call.dtypes["self"]), call.dtypes["target"])
     inputs: dict[str, np.ndarray] = {}
     for role in ROLES:
         view = kernel_view(arrays[role])
         if not call.dtypes[role].is_float:
             # Only L1 accepts integer inputs (promoted to a float type); the op_api casts them before the kernel.
-            view = view.astype(promoted.np_dtype)
+            view = view.astype(call.promoted.np_dtype)
         inputs[role] = view
     dtypes = {r: dt.from_numpy(a.dtype) for r, a in inputs.items()}
     dtypes["out"] = call.out_dtype
