@@ -1,14 +1,30 @@
 """ascend-lossgrad: Ascend C loss-backward kernels with a Python host.
 
 Public API (stable, see ../shared/DESIGN.md): the four functions below, `lossgrad.golden`, `lossgrad.twin`,
-`LossGradError`.
+`LossGradError`. `golden` and `twin` are imported on first use (`lossgrad.golden.l1_loss_backward(...)` works
+after a bare `import lossgrad`), so importing the package stays as cheap as importing the API.
 """
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .api import kl_div_backward, l1_loss_backward, mse_loss_backward, smooth_l1_loss_backward
 from .errors import LossGradError
 from .registry import OPS, Reduction
 
 __all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "LossGradError",
-           "OPS", "Reduction"]
+           "OPS", "Reduction", "golden", "twin"]
 __version__ = "0.1.0"
+
+_LAZY_SUBMODULES = ("golden", "twin")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")  # the import binds it as a package attribute
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -9,7 +9,7 @@ from . import dtypes as dt
 from .dtypes import DType
 from .errors import invalid_error
 from .registry import KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD, OpSpec
-from .runners import run
+from .runners import check_backend_name, run
 from .socs import Soc
 from .validation import validate
 
@@ -18,10 +18,13 @@ DTypeLike = "DType | str | np.dtype | None"
 
 def _call(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None,
           out_dtype: Any, out: np.ndarray | None, soc: "str | Soc | None", backend: str) -> np.ndarray:
+    check_backend_name(backend)  # before anything else: availability is checked by run(), after validation
     out_shape = None
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise invalid_error(f"{op.output_param}: expected a numpy.ndarray, got {type(out).__name__}")
+        if not out.flags.writeable:
+            raise invalid_error(f"{op.output_param}: the out array is read-only")
         found = dt.from_numpy(out.dtype)
         if found is None:
             raise invalid_error(f"{op.output_param}: dtype {out.dtype} is not a tensor dtype aclnn accepts")
@@ -30,10 +33,10 @@ def _call(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any,
         out_dtype, out_shape = found, out.shape
     call = validate(op, grad_output, self_, target, reduction, attrs, out_shape=out_shape, out_dtype=out_dtype,
                     soc=soc)
-    result = run(call, backend)
+    result = run(call, backend)  # checks the backend can run here, even for a call that launches nothing
     if out is None:
         return result
-    np.copyto(out, result)  # like aclnn's ViewCopy into a (possibly strided) output tensor
+    np.copyto(out, result)  # like aclnn's ViewCopy into a (possibly strided) output tensor (shape, dtype checked)
     return out
 
 

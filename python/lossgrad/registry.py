@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
-from .dtypes import DType
+from . import dtypes as dt
+from .dtypes import KERNEL_DTYPES, DType
+from .socs import ARCHS
 
 
 class Reduction(enum.IntEnum):
@@ -68,6 +70,7 @@ class Check(enum.Enum):
     BETA = "beta >= 0 and not NaN"
     BROADCAST_ALL = "gradOutput, self and target broadcast, and the result equals the output shape"
     KL_SHAPES = "self/target broadcast, gradOutput broadcasts into that shape, output shape == self.shape"
+    KERNEL_DTYPES = "every tensor the kernel reads or writes has a dtype the NpuArch can move and cast (arch_dtypes)"
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,28 @@ FLOAT_SUPPORT_BY_ARCH: dict[int, tuple[DType, ...]] = {
 }
 
 ALL_LINES = ("950", "A3", "A2", "310P", "910")
+
+
+def arch_dtypes(npu_arch: int) -> tuple[DType, ...]:
+    """Element types a kernel can read, write and cast to and from float32 (its compute type) on the architecture:
+    float32 and float16 everywhere, bfloat16 only where the part moves and casts it (socs.Arch.bf16_io; on 310P
+    and Atlas 910 neither DataCopy nor Cast takes bfloat16_t)."""
+    return KERNEL_DTYPES if ARCHS[npu_arch].bf16_io else (DType.FLOAT32, DType.FLOAT16)
+
+
+def promoted_dtype(dtypes: Mapping[str, DType]) -> DType:
+    """promote(promote(gradOutput, self), target): what the op_api casts non-float inputs to."""
+    return dt.promote(dt.promote(dtypes["grad"], dtypes["self"]), dtypes["target"])
+
+
+def kernel_dtypes(dtypes: Mapping[str, DType], out: DType) -> dict[str, DType]:
+    """The element type of each kernel tensor (grad, self, target, out). The op_api casts a non-float input (only
+    L1 accepts them) to the promoted dtype before the kernel; float inputs and the output reach the kernel as they
+    are, and the kernel casts each one to or from float32 itself."""
+    promoted = promoted_dtype(dtypes)
+    found = {r: (d if d.is_float else promoted) for r, d in dtypes.items() if r in ("grad", "self", "target")}
+    found["out"] = out
+    return found
 
 
 @dataclass(frozen=True)
@@ -175,7 +200,7 @@ L1_LOSS_BACKWARD = OpSpec(
     output_shape=OutputShape.BROADCAST_ALL,
     default_out_dtype="promoted",
     empty_rule=EmptyRule.ANY_INPUT,
-    checks=(Check.NULL, Check.REDUCTION, Check.PROMOTE, Check.RANK, Check.BROADCAST_ALL),
+    checks=(Check.NULL, Check.REDUCTION, Check.PROMOTE, Check.RANK, Check.BROADCAST_ALL, Check.KERNEL_DTYPES),
     rank_checked=("gradOutput", "self", "target", "gradInput"),
     dtype_support=FLOAT_SUPPORT_BY_ARCH,
     docs_support={"950": True, "A3": True, "A2": True, "310P": True, "910": True},
@@ -208,7 +233,7 @@ MSE_LOSS_BACKWARD = OpSpec(
     default_out_dtype="self",
     empty_rule=EmptyRule.ANY_INPUT,
     checks=(Check.NULL, Check.SAME_DTYPE, Check.SELF_OUT_SUPPORTED, Check.REDUCTION, Check.RANK,
-            Check.BROADCAST_ALL),
+            Check.BROADCAST_ALL, Check.KERNEL_DTYPES),
     rank_checked=("gradOutput", "self", "target"),
     dtype_support=FLOAT_SUPPORT_BY_ARCH,
     docs_support={"950": True, "A3": True, "A2": True, "310P": True, "910": False},
@@ -241,7 +266,7 @@ SMOOTH_L1_LOSS_BACKWARD = OpSpec(
     default_out_dtype="promoted",
     empty_rule=EmptyRule.ANY_INPUT,
     checks=(Check.NULL, Check.EACH_SUPPORTED, Check.RANK, Check.REDUCTION, Check.BETA, Check.PROMOTE,
-            Check.BROADCAST_ALL),
+            Check.BROADCAST_ALL, Check.KERNEL_DTYPES),
     rank_checked=("gradOut", "self", "target"),
     dtype_support=FLOAT_SUPPORT_BY_ARCH,
     docs_support={"950": True, "A3": True, "A2": True, "310P": True, "910": True},
@@ -274,7 +299,8 @@ KL_DIV_BACKWARD = OpSpec(
     output_shape=OutputShape.SELF,
     default_out_dtype="self",
     empty_rule=EmptyRule.SELF_ONLY,
-    checks=(Check.NULL, Check.SELF_CASTS_TO_OUT, Check.EACH_SUPPORTED, Check.RANK, Check.KL_SHAPES),
+    checks=(Check.NULL, Check.SELF_CASTS_TO_OUT, Check.EACH_SUPPORTED, Check.RANK, Check.KL_SHAPES,
+            Check.KERNEL_DTYPES),
     rank_checked=("gradOutput", "self", "target", "out"),
     dtype_support=FLOAT_SUPPORT_BY_ARCH,
     docs_support={"950": True, "A3": True, "A2": True, "310P": False, "910": False},
@@ -296,11 +322,21 @@ OPS: dict[str, OpSpec] = {op.name: op for op in (
     L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD, KL_DIV_BACKWARD)}
 
 
+def op_names(op: OpSpec) -> tuple[str, ...]:
+    """Every name an op answers to (case-insensitive): the API name, the short name (its template: l1, mse,
+    smooth_l1, kl_div), the aclnn API, our custom op type and CANN's op type."""
+    return (op.name, op.template, op.aclnn, op.custom_op_type, op.cann_op_type)
+
+
+_BY_NAME = {n.lower(): op for op in OPS.values() for n in op_names(op)}
+
+
 def get_op(name: "str | OpSpec") -> OpSpec:
+    """The one op-name resolver (API, command line, case tables, builds)."""
     if isinstance(name, OpSpec):
         return name
-    key = name.strip()
-    for op in OPS.values():
-        if key in (op.name, op.aclnn, op.custom_op_type, op.cann_op_type, op.template):
-            return op
-    raise KeyError(f"unknown op {name!r}; known: {', '.join(OPS)}")
+    op = _BY_NAME.get(str(name).strip().lower())
+    if op is None:
+        raise KeyError(f"unknown op {name!r}; known: "
+                       + ", ".join(f"{o.name} ({o.template})" for o in OPS.values()))
+    return op

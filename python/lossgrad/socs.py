@@ -220,12 +220,22 @@ SOCS: dict[str, Soc] = {s.name: s for s in (
 
 DEFAULT_SOC = "Ascend910B1"
 
-# One default part per product line, plus CANN's compute-unit names.
+# One default part per product line, plus CANN's compute-unit names. A key here never equals a SoC version in
+# SOCS case-insensitively (test_registry checks it): "ascend910b", CANN's compute unit of the A2 line, is also the
+# lower-case spelling of the SoC version Ascend910B (a first-generation 910, arch 1001), so it is no alias: the exact
+# spelling "Ascend910B" names that part, and any other spelling of it is refused as ambiguous.
 ALIASES: dict[str, str] = {
     "a2": "Ascend910B1", "a3": "Ascend910_9391", "950": "Ascend950PR_9579", "950pr": "Ascend950PR_9579",
     "950dt": "Ascend950DT_9582", "310p": "Ascend310P3", "910": "Ascend910A",
-    "ascend910b": "Ascend910B1", "ascend910_93": "Ascend910_9391", "ascend950": "Ascend950PR_9579",
-    "ascend310p": "Ascend310P3", "ascend910": "Ascend910A",
+    "ascend910_93": "Ascend910_9391", "ascend950": "Ascend950PR_9579", "ascend310p": "Ascend310P3",
+    "ascend910": "Ascend910A",
+}
+
+# Spellings that could mean two parts: refused with both readings (ALIASES never holds them).
+AMBIGUOUS: dict[str, str] = {
+    "ascend910b": "the SoC version Ascend910B (Atlas training, 1st-generation 910, arch 1001; write it exactly "
+                  "\"Ascend910B\") or CANN's compute unit ascend910b (the Atlas A2 line; write \"A2\" or a part "
+                  "such as \"Ascend910B1\")",
 }
 
 # The verification default: one part per architecture, both A2 and A3 lines.
@@ -234,21 +244,33 @@ VERIFY_DEFAULT_SOCS = ("Ascend910B1", "Ascend910_9391", "Ascend950PR_9579", "Asc
 _BY_LOWER = {name.lower(): name for name in SOCS}
 
 
+def aliases_of(name: str) -> tuple[str, ...]:
+    """The aliases that resolve to the SoC version `name`."""
+    return tuple(a for a, target in ALIASES.items() if target == name)
+
+
 def get_soc(name: "str | Soc | None" = None) -> Soc:
-    """Resolve a SoC version (exact, case-insensitive) or a product-line alias. Unknown names raise LossGradError."""
+    """Resolve a SoC version (exact spelling first, then case-insensitive) or a product-line / compute-unit alias.
+    Unknown or ambiguous names raise LossGradError (161002)."""
     if isinstance(name, Soc):
         return name
     if name is None:
         return SOCS[DEFAULT_SOC]
-    key = str(name).strip()
+    if not isinstance(name, str):
+        raise invalid_error(f"soc: expected a SoC version string, got {type(name).__name__}")
+    key = name.strip()
+    if key in SOCS:
+        return SOCS[key]
+    if key.lower() in AMBIGUOUS:
+        raise invalid_error(f"soc: {name!r} is ambiguous: {AMBIGUOUS[key.lower()]}")
     exact = _BY_LOWER.get(key.lower())
     if exact is not None:
         return SOCS[exact]
     alias = ALIASES.get(key.lower())
     if alias is not None:
         return SOCS[alias]
-    raise invalid_error(f"soc: unknown SoC version {name!r}; known: {', '.join(SOCS)}; "
-                        f"aliases: {', '.join(sorted(ALIASES))}")
+    raise invalid_error(f"soc: unknown SoC version {name!r}; known: {', '.join(SOCS)}; aliases: "
+                        f"{', '.join(f'{a}={t}' for a, t in ALIASES.items())} (`lossgrad socs` lists them)")
 
 
 def product_lines() -> tuple[str, ...]:
@@ -274,5 +296,5 @@ def soc_record(soc: Soc) -> dict[str, Any]:
         "hbm_bandwidth": fact(soc.hbm_bandwidth), "clock_mhz": fact(soc.clock_mhz),
         "datacopy_pad": a.datacopy_pad, "bf16_io": a.bf16_io, "bf16_arith": a.bf16_arith,
         "kernel_type": a.kernel_type, "overflow_mode": fact(a.overflow_mode),
-        "cpu_debug_series": a.cpu_debug_series, "note": soc.note,
+        "cpu_debug_series": a.cpu_debug_series, "aliases": list(aliases_of(soc.name)), "note": soc.note,
     }

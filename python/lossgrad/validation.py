@@ -16,12 +16,15 @@ import numpy as np
 from . import dtypes as dt
 from .dtypes import DType
 from .errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError, invalid_error, null_error
-from .registry import MAX_RANK, Check, Divisor, EmptyRule, OpSpec, Reduction, get_op
+from .registry import (MAX_RANK, Check, Divisor, EmptyRule, OpSpec, Reduction, arch_dtypes, get_op, kernel_dtypes,
+                       promoted_dtype)
 from .socs import Soc, get_soc
 
 Shape = tuple[int, ...]
 
 _REDUCTION_LABELS = {r.label: r for r in Reduction}
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,10 @@ class Call:
         """promote(promote(gradOutput, self), target): what the op_api casts non-float inputs to."""
         return promoted_dtype(self.dtypes)
 
-
-def promoted_dtype(dtypes: Mapping[str, DType]) -> DType:
-    return dt.promote(dt.promote(dtypes["grad"], dtypes["self"]), dtypes["target"])
+    @property
+    def kernel_dtypes(self) -> dict[str, DType]:
+        """grad/self/target/out as the kernel is instantiated (registry.kernel_dtypes)."""
+        return kernel_dtypes(self.dtypes, self.out_dtype)
 
 
 def broadcast_shapes(a: Shape, b: Shape) -> Shape | None:
@@ -84,6 +88,8 @@ def parse_reduction(op: OpSpec, reduction: Any) -> Reduction:
                                 f"{', '.join(repr(x.label) for x in op.reductions)} or their integers")
     elif isinstance(reduction, (numbers.Integral, np.integer)) and not isinstance(reduction, (bool, np.bool_)):
         value = int(reduction)
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise invalid_error(f"reduction: {value} does not fit {op.aclnn}'s int64_t reduction")
         if value not in set(Reduction):
             if op.reduction_validated:
                 raise invalid_error(f"reduction: {value} is out of range; {op.aclnn} accepts "
@@ -110,6 +116,18 @@ def _as_array(name: str, value: Any) -> np.ndarray:
     if dt.from_numpy(arr.dtype) is None:
         raise invalid_error(f"{name}: dtype {arr.dtype} is not a tensor dtype aclnn accepts")
     return arr
+
+
+def _to_float32(value: float) -> float:
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))
+
+
+def _check_attr_type(op: OpSpec, key: str, value: Any) -> None:
+    """aclnn's scalar attributes are C types: a bool is a Python or NumPy bool, nothing else (a string "False" or
+    the integer 2 must not be read as a truth value)."""
+    if op.attr(key).aclnn_type == "bool" and not isinstance(value, (bool, np.bool_)):
+        raise invalid_error(f"{op.attr(key).aclnn_name}: expected a bool, got {type(value).__name__} {value!r:.40}")
 
 
 def _fmt(dtypes: tuple[DType, ...]) -> str:
@@ -205,8 +223,28 @@ class _Validator:
         beta = self.attrs["beta"]
         if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, (numbers.Real, np.floating, np.integer)):
             raise invalid_error(f"beta: expected a real number, got {type(beta).__name__}")
-        if math.isnan(float(beta)) or float(beta) < spec.minimum:
-            raise invalid_error(f"beta: must be >= {spec.minimum:g} and not NaN, got {float(beta)!r}")
+        try:
+            value = float(beta)
+        except OverflowError:  # an integer beyond the float64 range
+            value = math.inf if beta > 0 else -math.inf
+            if value > 0:
+                raise invalid_error("beta: the integer is beyond the float32 range of aclnn's C float beta") from None
+        if math.isnan(value) or value < spec.minimum:
+            raise invalid_error(f"beta: must be >= {spec.minimum:g} and not NaN, got {value!r}")
+        if math.isfinite(value) and not math.isfinite(_to_float32(value)):
+            # aclnn's beta is a C float: a finite value that rounds past FLT_MAX has no float to become.
+            raise invalid_error(f"beta: {value!r} is beyond the float32 range of aclnn's C float beta "
+                                f"(max {_FLOAT32_MAX!r}; inf is accepted)")
+
+    def check_kernel_dtypes(self) -> None:
+        allowed = arch_dtypes(self.soc.arch.npu_arch)
+        for role, d in kernel_dtypes(self.dtypes, self.out_dtype()).items():
+            if d not in allowed:
+                name = self.op.output_param if role == "out" else self.names[role]
+                cast = "" if d == self.dtypes.get(role, d) else f" (the promoted dtype of {self.dtypes[role].label})"
+                raise invalid_error(f"{name}: dtype {d.label}{cast} cannot run on {self.soc.name} (NpuArch "
+                                    f"{self.soc.arch.npu_arch}): the part neither moves nor casts {d.label}; "
+                                    f"dtypes it runs: {_fmt(allowed)}")
 
     def _bshape(self, role: str) -> Shape:
         return tuple(self.arrays[role].shape)
@@ -247,7 +285,7 @@ class _Validator:
             Check.SAME_DTYPE: self.check_same_dtype, Check.SELF_OUT_SUPPORTED: self.check_self_out_supported,
             Check.EACH_SUPPORTED: self.check_each_supported, Check.SELF_CASTS_TO_OUT: self.check_self_casts_to_out,
             Check.RANK: self.check_rank, Check.BETA: self.check_beta, Check.BROADCAST_ALL: self.check_broadcast_all,
-            Check.KL_SHAPES: self.check_kl_shapes,
+            Check.KL_SHAPES: self.check_kl_shapes, Check.KERNEL_DTYPES: self.check_kernel_dtypes,
         }
         for check in self.op.checks:
             if check is not Check.NULL:
@@ -300,6 +338,7 @@ def validate(op: "str | OpSpec", grad_output: Any, self_: Any, target: Any, redu
     for key, value in (attrs or {}).items():
         if key not in full_attrs:
             raise invalid_error(f"{key}: {spec.aclnn} has no attribute of that name")
+        _check_attr_type(spec, key, value)
         full_attrs[key] = value
     if out_dtype is not None:
         try:

@@ -42,10 +42,11 @@ def test_cann_backends_fail_fast_without_cann(monkeypatch: pytest.MonkeyPatch) -
             lossgrad.mse_loss_backward(g, s, t, backend=backend)
 
 
-def test_unknown_backend() -> None:
+def test_unknown_backend_is_an_invalid_call() -> None:
     g, s, t = _inputs((8,))
-    with pytest.raises(ValueError, match="backend"):
+    with pytest.raises(lossgrad.LossGradError) as e:
         lossgrad.l1_loss_backward(g, s, t, backend="gpu")
+    assert e.value.code == 161002 and "backend" in e.value.message
 
 
 def test_validation_runs_before_any_backend() -> None:

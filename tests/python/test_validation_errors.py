@@ -117,9 +117,20 @@ def test_bf16_rejected_on_310p_and_910(op: str, soc: str) -> None:
 
 
 @pytest.mark.parametrize("soc", BF16_REJECTED)
-def test_l1_checks_only_the_promoted_dtype(soc: str) -> None:
-    # f16 + bf16 promote to f32, which every SoC supports: aclnn does not check inputs one by one for L1
-    assert ok(L1, arr(dtype=H), arr(dtype=B), arr(dtype=H), soc=soc).out_dtype.label == "float32"
+@pytest.mark.parametrize("role", [0, 1, 2])
+def test_l1_bf16_input_promoted_away_is_still_refused_where_the_part_has_no_bf16(soc: str, role: int) -> None:
+    # f16 + bf16 promote to f32, which aclnn's L1 check accepts; but the kernel would have to read and cast the bf16
+    # tensor, which 310P and Atlas 910 cannot: refused up front, naming the tensor, the dtype and the part
+    args = [arr(dtype=H), arr(dtype=H), arr(dtype=H)]
+    args[role] = arr(dtype=B)
+    expect(err(L1, *args, soc=soc), 161002, NAMES[L1][role], "bfloat16", soc, "cannot run")
+    assert ok(L1, arr(dtype=H), arr(dtype=B), arr(dtype=H), soc="A2").out_dtype.label == "float32"
+
+
+@pytest.mark.parametrize("soc", BF16_REJECTED)
+def test_l1_int_input_promoted_to_a_kernel_dtype_is_fine(soc: str) -> None:
+    # an integer input is cast to the promoted dtype by the op_api, so the kernel reads float16 here
+    assert ok(L1, arr(dtype=I32), arr(dtype=H), arr(dtype=H), soc=soc).kernel_dtypes["grad"].label == "float16"
 
 
 @pytest.mark.parametrize("soc", BF16_REJECTED)
@@ -332,3 +343,77 @@ def test_l1_cast_check_precedes_the_support_list() -> None:
 def test_kl_out_dtype_may_differ_from_self() -> None:
     # the doc says "self/out dtype mismatch"; the code only requires that self casts to out (ops_semantics §4.2)
     assert ok(KL, out_dtype="float16").out_dtype.label == "float16"
+
+
+# -- argument types and ranges the C signature implies -----------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["False", "false", "", 2, 0, 1, 0.5, [False], None, np.array(True),
+                                   np.array([True, False]), np.int64(1)])
+def test_log_target_accepts_only_bools(value: Any) -> None:
+    expect(err(KL, attrs={"log_target": value}), 161002, "logTarget", "expected a bool")
+
+
+@pytest.mark.parametrize("value", [True, False, np.bool_(True), np.bool_(False)])
+def test_log_target_bools(value: Any) -> None:
+    assert ok(KL, attrs={"log_target": value}).attrs["log_target"] is bool(value)
+
+
+@pytest.mark.parametrize("op", list(NAMES))
+@pytest.mark.parametrize("value", [2 ** 63, 2 ** 70, -(2 ** 63) - 1, np.uint64(2 ** 64 - 1)])
+def test_reduction_beyond_int64_is_invalid_for_every_op(op: str, value: Any) -> None:
+    # KL maps unknown int64 values to "none", but a value that is no int64 at all cannot reach aclnn
+    expect(err(op, reduction=value), 161002, "reduction", "int64")
+
+
+def test_kl_int64_extremes_still_map_to_none() -> None:
+    assert ok(KL, reduction=2 ** 63 - 1).reduction is Reduction.NONE
+    assert ok(KL, reduction=-(2 ** 63)).reduction is Reduction.NONE
+
+
+@pytest.mark.parametrize("beta", [1e39, 3.5e38, float(np.finfo(np.float64).max), 10 ** 400],
+                         ids=["1e39", "3.5e38", "f64max", "int1e400"])
+def test_beta_beyond_float32_is_invalid_without_a_warning(beta: Any) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a leaked NumPy overflow warning would fail here
+        expect(err(SL1, attrs={"beta": beta}), 161002, "beta", "float32")
+
+
+def test_beta_at_the_float32_edge_is_fine() -> None:
+    import warnings
+
+    fmax = float(np.finfo(np.float32).max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ok(SL1, attrs={"beta": fmax}).attrs["beta"] == fmax
+        assert ok(SL1, attrs={"beta": float("inf")}).attrs["beta"] == float("inf")
+    expect(err(SL1, attrs={"beta": -(10 ** 400)}), 161002, "beta", ">= 0")
+
+
+# -- SoC names ---------------------------------------------------------------------------------------------------
+
+def test_soc_aliases_never_shadow_a_soc_version() -> None:
+    from lossgrad.socs import ALIASES, AMBIGUOUS, SOCS
+
+    lower = {n.lower() for n in SOCS}
+    assert not lower & set(ALIASES) and not set(AMBIGUOUS) & set(ALIASES)
+    assert all(target in SOCS for target in ALIASES.values())
+
+
+@pytest.mark.parametrize("name", ["ascend910b", "ASCEND910B", "Ascend910b"])
+def test_ambiguous_soc_spelling_is_refused_with_both_readings(name: str) -> None:
+    e = err(L1, soc=name)
+    expect(e, 161002, "soc", "ambiguous", "Ascend910B", "A2")
+
+
+@pytest.mark.parametrize("name, expected", [("Ascend910B", "Ascend910B"), ("a2", "Ascend910B1"),
+                                            ("ascend910b1", "Ascend910B1"), ("310P", "Ascend310P3"),
+                                            (" ascend910_93 ", "Ascend910_9391")])
+def test_soc_names_resolve(name: str, expected: str) -> None:
+    assert ok(L1, soc=name).soc.name == expected
+
+
+@pytest.mark.parametrize("name", ["nonsense", "A2,310P", "", 910, 2.0])
+def test_unknown_soc(name: Any) -> None:
+    expect(err(L1, soc=name), 161002, "soc")

@@ -338,13 +338,9 @@ def custom_aclnn_spec(job: KernelJob, run_dir: Path, tensor_paths: Sequence[Path
             "lib_dirs": [str(vendor_dir / "op_api" / "lib"), str(cann.lib64)], "args": args}
 
 
-def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeout: float = 900.0) -> np.ndarray:
-    """Run a validated call on CANN: backend "cpu" (CPU-debug), "sim" (simulator) or "npu" (device).
-
-    With package (an output directory of `lossgrad build --flow package`), "npu" calls the installed custom aclnn
-    two-stage API instead of the kernel-launch library. Raises BackendUnavailable without CANN or (for "npu")
-    without a device, CannRunError when a build or run fails.
-    """
+def require_backend(backend: str) -> CannInstall:
+    """The CANN install backend "cpu", "sim" or "npu" runs on; BackendUnavailable without CANN or (for "npu")
+    without a device. Cheap: no process is started."""
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
     cann = require_cann(f'backend "{backend}"')
@@ -352,6 +348,17 @@ def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeou
         raise BackendUnavailable(f"backend \"npu\": {cann.describe()} is installed but no Ascend device is visible "
                                  "(/dev/davinciN); use backend \"sim\" or \"cpu\", or the host twin "
                                  "(backend=\"twin\", `--backend twin`)")
+    return cann
+
+
+def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeout: float = 900.0) -> np.ndarray:
+    """Run a validated call on CANN: backend "cpu" (CPU-debug), "sim" (simulator) or "npu" (device).
+
+    With package (an output directory of `lossgrad build --flow package`), "npu" calls the installed custom aclnn
+    two-stage API instead of the kernel-launch library. Raises BackendUnavailable without CANN or (for "npu")
+    without a device, CannRunError when a build or run fails.
+    """
+    cann = require_backend(backend)
     if package is not None and backend != "npu":
         raise ValueError("package: the installed aclnn package runs on the device only (backend \"npu\")")
     if not call.launch:

@@ -35,12 +35,9 @@ class KernelArgs:
 def prepare(call: Call) -> KernelArgs:
     arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
     inputs: dict[str, np.ndarray] = {}
+    kernel_dtypes = call.kernel_dtypes  # a non-float input (L1 only) is cast by the op_api before the kernel
     for role in ROLES:
-        view = kernel_view(arrays[role])
-        if not call.dtypes[role].is_float:
-            # Only L1 accepts integer inputs (promoted to a float type); the op_api casts them before the kernel.
-            view = view.astype(call.promoted.np_dtype)
-        inputs[role] = view
+        inputs[role] = kernel_view(arrays[role]).astype(kernel_dtypes[role].np_dtype, copy=False)
     dtypes = {r: dt.from_numpy(a.dtype) for r, a in inputs.items()}
     dtypes["out"] = call.out_dtype
     problem = problem_from_call(call, {r: a.shape for r, a in inputs.items()})
