@@ -1,0 +1,168 @@
+"""The PrivateUse1 (torch_npu ``npu`` device) kernels: the installed custom-op package's aclnn two-stage API.
+
+For ``torch.ops.lossgrad.<name>`` on NPU tensors this module
+  1. validates the call from the tensors' shapes and dtypes, for the device's SoC (``torch_npu.npu.get_device_name``);
+  2. casts the inputs to their promoted dtype (exact: promotion only widens) and makes them contiguous on the device,
+     since the package's OpDef lists same-dtype, contiguous columns (docs/cann.md §2-3);
+  3. creates aclTensors over the tensors' device memory and calls ``aclnn<CustomOpType>GetWorkspaceSize`` (inputs in
+     OpDef order, the reduction as a C string, SmoothL1's beta as double, KL's log_target as bool, then the output)
+     and ``aclnn<CustomOpType>(workspace, size, executor, stream)`` on torch_npu's current stream, through the
+     project's ACL layer (``lossgrad.cann.acl``), every status checked;
+  4. casts to the requested output dtype when it differs from the compute dtype (as aclnn's op_api does).
+
+The workspace is a torch tensor on the device, so torch_npu's caching allocator orders its reuse on the stream. The
+package is found through ``ASCEND_CUSTOM_OPP_PATH`` (the installed vendor directories, docs/cann.md §2), then
+``$ASCEND_OPP_PATH/vendors/*``. torch_npu, CANN and the package are looked up at the first NPU call; when any is
+missing, one ``NpuUnavailable`` names all that are.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from ..cann import acl as acl_layer
+from ..cann.detect import detect_cann, unavailable_message
+from ..errors import BackendUnavailable
+from ..registry import OpSpec
+from ._convert import DTYPE_TO_TORCH
+
+PACKAGE_LIBRARY = "libcust_opapi.so"
+CUSTOM_OPP_VAR = "ASCEND_CUSTOM_OPP_PATH"
+OPP_VAR = "ASCEND_OPP_PATH"
+_SCALAR_CTYPES = {"Float": ctypes.c_double, "Bool": ctypes.c_bool}  # OpDef attr type -> aclnn C argument
+
+
+class NpuUnavailable(BackendUnavailable):
+    """An NPU tensor reached a lossgrad op, but torch_npu, CANN or the custom-op package is missing."""
+
+
+def _import_torch_npu() -> Any:
+    import torch_npu  # noqa: F401  (registers the "npu" device and its streams)
+    return torch_npu
+
+
+def device_soc_or_none(device: torch.device) -> str | None:
+    """The SoC name of an NPU device, or None without torch_npu (fake tensors traced on a machine without it)."""
+    try:
+        torch_npu = _import_torch_npu()
+    except ImportError:
+        return None
+    return str(torch_npu.npu.get_device_name(device.index if device.index is not None else 0))
+
+
+def package_lib_dirs(environ: "os._Environ[str] | dict[str, str] | None" = None) -> list[Path]:
+    """Where an installed custom-op package keeps libcust_opapi.so: each ASCEND_CUSTOM_OPP_PATH vendor directory,
+    then every vendor under $ASCEND_OPP_PATH/vendors."""
+    env = os.environ if environ is None else environ
+    vendors = [Path(p) for p in env.get(CUSTOM_OPP_VAR, "").split(os.pathsep) if p]
+    opp = env.get(OPP_VAR, "")
+    if opp:
+        vendors += sorted(p for p in (Path(opp) / "vendors").glob("*") if p.is_dir())
+    return [v / "op_api" / "lib" for v in vendors]
+
+
+@dataclass
+class NpuRuntime:
+    """What an NPU call needs, loaded once: torch_npu, the ACL layer, and the package's op_api library."""
+
+    torch_npu: Any
+    acl: Any                  # lossgrad.cann.acl.Acl: status checks with aclGetRecentErrMsg
+    tensors: Any              # lossgrad.cann.acl.AclnnTensors
+    library: Any              # the ctypes library exporting aclnn<CustomOpType>*
+
+    def stream(self, device: torch.device) -> int:
+        return int(self.torch_npu.npu.current_stream(device).npu_stream)
+
+    def soc(self, device: torch.device) -> str:
+        return str(self.torch_npu.npu.get_device_name(device.index if device.index is not None else 0))
+
+
+_RUNTIMES: dict[str, NpuRuntime] = {}
+
+
+def runtime(op: OpSpec) -> NpuRuntime:
+    """The runtime for one op, or NpuUnavailable naming every missing piece (torch_npu, CANN, the package)."""
+    cached = _RUNTIMES.get(op.name)
+    if cached is not None:
+        return cached
+    missing: list[str] = []
+    try:
+        torch_npu = _import_torch_npu()
+    except ImportError as exc:
+        torch_npu = None
+        missing.append(f"torch_npu is not importable ({exc}); install the torch_npu matching torch "
+                       f"{torch.__version__}")
+    cann = detect_cann()
+    if cann is None:
+        missing.append(unavailable_message("the aclnn call"))
+    symbol = f"aclnn{op.custom_op_type}GetWorkspaceSize"
+    dirs = package_lib_dirs()
+    library = acl_layer.find_symbol_library(symbol, (PACKAGE_LIBRARY,), dirs) if cann is not None else None
+    if library is None:
+        where = ", ".join(str(d) for d in dirs) or f"nowhere: {CUSTOM_OPP_VAR} and {OPP_VAR} are unset"
+        missing.append(f"the lossgrad custom-op package: no {PACKAGE_LIBRARY} exporting {symbol} (searched {where}); "
+                       f"build and install it with `lossgrad build --flow package` and set {CUSTOM_OPP_VAR} to its "
+                       f"vendor directory (docs/cann.md §2)")
+    if missing:
+        raise NpuUnavailable(f"torch.ops.lossgrad.{op.name} on an NPU tensor needs " + "; and ".join(missing))
+    assert cann is not None and torch_npu is not None
+    lib_dirs = [*dirs, cann.lib64]
+    rt = NpuRuntime(torch_npu=torch_npu, acl=acl_layer.Acl(lib_dirs), tensors=acl_layer.AclnnTensors(lib_dirs),
+                    library=library)
+    _RUNTIMES[op.name] = rt
+    return rt
+
+
+def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor], reduction: str, attrs: dict[str, Any],
+               out: torch.Tensor) -> None:
+    """aclnn<CustomOpType>GetWorkspaceSize + aclnn<CustomOpType> on contiguous device tensors (OpDef input order)."""
+    from ._convert import lossgrad_dtype
+
+    name = "aclnn" + op.custom_op_type
+    first, second = getattr(rt.library, name + "GetWorkspaceSize"), getattr(rt.library, name)
+    handles = [rt.tensors.create(list(t.shape), lossgrad_dtype(t.dtype, "tensor").acl_enum, ctypes.c_void_p(t.data_ptr()))
+               for t in [*inputs, out]]
+    try:
+        scalars = [_SCALAR_CTYPES[a.kernel_type](attrs[a.name]) for a in op.attrs]
+        args = [*handles[:-1], ctypes.c_char_p(reduction.encode()), *scalars, handles[-1]]
+        first.argtypes = ([ctypes.c_void_p] * len(inputs) + [ctypes.c_char_p] + [type(s) for s in scalars]
+                          + [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_void_p)])
+        first.restype = ctypes.c_int
+        second.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_void_p]
+        second.restype = ctypes.c_int
+        size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
+        rt.acl.check(name + "GetWorkspaceSize", first(*args, ctypes.byref(size), ctypes.byref(executor)))
+        workspace = torch.empty(size.value, dtype=torch.uint8, device=out.device) if size.value else None
+        ws_ptr = ctypes.c_void_p(workspace.data_ptr() if workspace is not None else None)
+        rt.acl.check(name, second(ws_ptr, size, executor, ctypes.c_void_p(rt.stream(out.device))))
+    finally:
+        for h in handles:  # host-side descriptors; the launched task holds what it needs (as torch_npu's aclnn calls)
+            rt.tensors.destroy(h)
+
+
+def npu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
+    from .ops import bind, validate_shapes
+
+    def kernel(*args: Any, **kwargs: Any) -> torch.Tensor:
+        b = bind(op, args, kwargs)
+        rt = runtime(op)
+        device = b.self_.device
+        call = validate_shapes(b, rt.soc(device))
+        out = torch.empty(call.out_shape, dtype=DTYPE_TO_TORCH[call.out_dtype], device=device)
+        if not call.launch:  # aclnn's early return: empty, or KL's zeros for an empty broadcast
+            return out.zero_()
+        compute = DTYPE_TO_TORCH[call.promoted]
+        by_role = {"grad": b.grad, "self": b.self_, "target": b.target}
+        inputs = [by_role[io.role].to(device=device, dtype=compute).contiguous() for io in op.kernel_inputs]
+        result = out if out.dtype == compute else torch.empty(call.out_shape, dtype=compute, device=device)
+        call_aclnn(rt, op, inputs, call.reduction.label, dict(call.attrs), result)
+        if result is not out:
+            out.copy_(result)
+        return out
+
+    return kernel

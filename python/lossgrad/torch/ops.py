@@ -1,0 +1,267 @@
+"""The four loss backwards as PyTorch custom operators: ``torch.ops.lossgrad.<name>``.
+
+Each op is defined once, from the registry, with two overloads that share every kernel:
+
+    lossgrad::l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction=1, *,
+                               ScalarType? out_dtype=None, str? soc=None) -> Tensor
+    lossgrad::l1_loss_backward.str(Tensor grad_output, Tensor self, Tensor target, str reduction, *,
+                                   ScalarType? out_dtype=None, str? soc=None) -> Tensor
+
+(SmoothL1 adds ``float beta=1.0`` and KL ``bool log_target=False`` after ``reduction``, as aclnn orders them.) The
+``default`` overload takes aclnn's integer reduction, as aten's ``mse_loss_backward`` does; the ``str`` overload takes
+its name and is a CompositeImplicitAutograd alias of the default one, so ``torch.ops.lossgrad.<name>(..., "sum")``
+and ``(..., 2)`` are the same op to every backend, to fake tensors and to autograd.
+
+Kernels:
+- CPU: the real kernel on the twin (``lossgrad.<name>(..., backend="twin")``), on NumPy views of the tensors' memory.
+- PrivateUse1 (torch_npu's ``npu`` device): the installed custom-op package's aclnn two-stage API
+  (``lossgrad.torch.npu``).
+- Fake/Meta: output shape and dtype from the same validation the kernels run (``lossgrad.validation``).
+- Autograd: the derivative of each backward (double backward), computed with torch ops; the reduction coefficient
+  comes from ``lossgrad.validation.coefficient``.
+
+Validation (``LossGradError`` 161002, and 561002 for a mean over nothing) happens inside every kernel and the fake
+one. The tensor arguments are not optional in the schema, so a null cannot reach the op: aclnn's 161001 is raised by
+the Python wrappers in ``lossgrad.torch`` (``l1_loss_backward`` etc.), which also accept ``None``.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
+
+import numpy as np
+import torch
+from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+from .. import api
+from ..registry import OPS, OpSpec, OutputShape, Reduction
+from ..socs import get_soc
+from ..validation import Call, coefficient, parse_reduction, validate
+from ._convert import DTYPE_TO_TORCH, from_numpy, lossgrad_dtype, shape_stand_in, to_numpy
+
+NAMESPACE = "lossgrad"
+_SCHEMA_TYPES = {"Float": "float", "Bool": "bool"}
+
+# -- the SoC the CPU kernels (the twin) emulate ---------------------------------------------------------------------
+
+_SOC: contextvars.ContextVar[str | None] = contextvars.ContextVar("lossgrad_torch_soc", default=None)
+
+
+@contextlib.contextmanager
+def soc(name: str) -> Iterator[str]:
+    """Run the CPU kernels inside the block as on this SoC (a CANN SoC version or an alias such as "A2").
+
+    An op's own ``soc=`` argument wins over the block. NPU tensors always run as the device's SoC. The SoC in effect
+    is the one where the kernel runs, i.e. where ``loss.backward()`` is called, not where the loss was built.
+    """
+    resolved = get_soc(name).name  # an unknown name fails here, not at the first backward
+    token = _SOC.set(resolved)
+    try:
+        yield resolved
+    finally:
+        _SOC.reset(token)
+
+
+def current_soc(explicit: str | None = None) -> str:
+    """The SoC a CPU kernel runs as: the op's ``soc=``, else the innermost ``soc()`` block, else the default part."""
+    return get_soc(explicit if explicit is not None else _SOC.get()).name
+
+
+# -- schema and argument binding -------------------------------------------------------------------------------------
+
+def _attr_default(value: Any) -> str:
+    return repr(float(value)) if isinstance(value, float) else repr(value)
+
+
+def schema(op: OpSpec, overload: str) -> str:
+    """The op's schema (without the namespace) for the "default" (int reduction) or "str" overload."""
+    reduction = "int reduction=1" if overload == "default" else "str reduction"
+    attrs = "".join(f", {_SCHEMA_TYPES[a.kernel_type]} {a.name}={_attr_default(a.default)}" for a in op.attrs)
+    name = op.name if overload == "default" else f"{op.name}.{overload}"
+    return (f"{name}(Tensor grad_output, Tensor self, Tensor target, {reduction}{attrs}, *, "
+            f"ScalarType? out_dtype=None, str? soc=None) -> Tensor")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One call's arguments, however the dispatcher passed them."""
+
+    op: OpSpec
+    grad: torch.Tensor
+    self_: torch.Tensor
+    target: torch.Tensor
+    reduction: Any
+    attrs: dict[str, Any]
+    out_dtype: torch.dtype | None
+    soc: str | None
+
+    @property
+    def tensors(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.grad, self.self_, self.target
+
+    def lossgrad_out_dtype(self) -> Any:
+        return None if self.out_dtype is None else lossgrad_dtype(self.out_dtype, self.op.output_param)
+
+
+def bind(op: OpSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Bound:
+    names = ("grad_output", "self", "target", "reduction", *(a.name for a in op.attrs), "out_dtype", "soc")
+    values: dict[str, Any] = {"reduction": int(Reduction.MEAN), "out_dtype": None, "soc": None}
+    values.update({a.name: a.default for a in op.attrs})
+    values.update(zip(names, args))
+    values.update(kwargs)
+    return Bound(op, values["grad_output"], values["self"], values["target"], values["reduction"],
+                 {a.name: values[a.name] for a in op.attrs}, values["out_dtype"], values["soc"])
+
+
+def _hint(size: Any) -> int:
+    return size if isinstance(size, int) else optimization_hint(size, fallback=2)
+
+
+def validate_shapes(b: Bound, soc_name: str) -> Call:
+    """aclnn's validation of a call from the tensors' shapes and dtypes only (fake, meta and device tensors). Symbolic
+    sizes are validated at their example values; the fake output's shape stays symbolic."""
+    arrays = [shape_stand_in(tuple(_hint(n) for n in t.shape), lossgrad_dtype(t.dtype, name))
+              for t, name in zip(b.tensors, b.op.aclnn_params)]
+    return validate(b.op, *arrays, b.reduction, b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=soc_name)
+
+
+def output_shape(b: Bound) -> torch.Size:
+    if b.op.output_shape is OutputShape.SELF:
+        return b.self_.shape
+    return torch.broadcast_shapes(b.grad.shape, b.self_.shape, b.target.shape)
+
+
+# -- kernels ----------------------------------------------------------------------------------------------------------
+
+def _cpu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
+    fn = getattr(api, op.name)
+
+    def kernel(*args: Any, **kwargs: Any) -> torch.Tensor:
+        b = bind(op, args, kwargs)
+        g, s, t = (to_numpy(x) for x in b.tensors)
+        result = fn(g, s, t, b.reduction, **b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=current_soc(b.soc),
+                    backend="twin")
+        return from_numpy(np.ascontiguousarray(result))
+
+    return kernel
+
+
+def _fake_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
+    def fake(*args: Any, **kwargs: Any) -> torch.Tensor:
+        b = bind(op, args, kwargs)
+        call = validate_shapes(b, _fake_soc(b))
+        return b.self_.new_empty(output_shape(b), dtype=DTYPE_TO_TORCH[call.out_dtype])
+
+    return fake
+
+
+def _fake_soc(b: Bound) -> str:
+    if b.self_.device.type not in ("cpu", "meta"):
+        from .npu import device_soc_or_none  # the device's SoC where torch_npu can tell it
+        found = device_soc_or_none(b.self_.device)
+        if found is not None:
+            return found
+    return current_soc(b.soc)
+
+
+def _by_name(op: OpSpec) -> Callable[..., torch.Tensor]:
+    """The "str" overload: the reduction's name mapped to aclnn's integer, then the default overload."""
+    default = getattr(getattr(torch.ops, NAMESPACE), op.name).default
+
+    def alias(*args: Any, **kwargs: Any) -> torch.Tensor:
+        b = bind(op, args, kwargs)
+        reduction = int(parse_reduction(op, b.reduction))  # unknown or unsupported names: 161002, as aclnn's ints
+        return default(b.grad, b.self_, b.target, reduction, *b.attrs.values(), out_dtype=b.out_dtype, soc=b.soc)
+
+    return alias
+
+
+# -- autograd: the derivative of each backward (double backward) -----------------------------------------------------
+
+def _sign(x: torch.Tensor) -> torch.Tensor:
+    """aclnn's sign from two comparisons: 0 at 0 and at NaN (docs/semantics.md)."""
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+def _setup_context(op: OpSpec) -> Callable[..., None]:
+    def setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: Mapping[str, Any], output: torch.Tensor
+              ) -> None:
+        b = bind(op, inputs, keyword_only_inputs)
+        reduction = parse_reduction(op, b.reduction)
+        iter_shape = (torch.broadcast_shapes(b.self_.shape, b.target.shape) if op.output_shape is OutputShape.SELF
+                      else torch.broadcast_shapes(b.grad.shape, b.self_.shape, b.target.shape))
+        ctx.c = coefficient(op, reduction, tuple(output_shape(b)), tuple(b.self_.shape), tuple(iter_shape))
+        ctx.attrs = b.attrs
+        ctx.save_for_backward(*b.tensors)
+
+    return setup
+
+
+def _double_backward(op: OpSpec) -> Callable[..., tuple[torch.Tensor | None, ...]]:
+    n_rest = 1 + len(op.attrs)  # reduction and the attributes take no gradient
+
+    def backward(ctx: Any, gg: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        g, s, t = ctx.saved_tensors
+        c = ctx.c
+        need_g, need_s, need_t = ctx.needs_input_grad[:3]
+        d_g = d_s = d_t = None
+        if op.output_shape is OutputShape.SELF:  # KL: out = sum to self's shape of -T * g * c
+            tf = t.to(gg.dtype)
+            T = tf.exp() if ctx.attrs["log_target"] else tf
+            if need_g:
+                d_g = (-T * gg * c).sum_to_size(g.shape).to(g.dtype)
+            if need_t:
+                dT = T if ctx.attrs["log_target"] else torch.ones_like(T)
+                d_t = (-dT * g.to(gg.dtype) * gg * c).sum_to_size(t.shape).to(t.dtype)
+            return (d_g, None, d_t) + (None,) * n_rest
+        x = s.to(gg.dtype) - t.to(gg.dtype)
+        gf = g.to(gg.dtype)
+        if op.name == "l1_loss_backward":
+            f, df = _sign(x), None  # sign' = 0 almost everywhere
+        elif op.name == "mse_loss_backward":
+            f, df = x, torch.ones_like(x)
+        else:  # smooth_l1_loss_backward
+            beta = float(np.float32(ctx.attrs["beta"]))  # aclnn's C float
+            if beta == 0.0:
+                f, df = _sign(x), None
+            else:
+                f = torch.where(x > beta, 1.0, torch.where(x < -beta, -1.0, x / beta)).to(x.dtype)
+                df = ((x > -beta) & (x < beta)).to(x.dtype) / beta
+        if need_g:
+            d_g = (gg * f * c).sum_to_size(g.shape).to(g.dtype)
+        if df is not None and (need_s or need_t):
+            d_x = gg * gf * df * c
+            d_s = d_x.sum_to_size(s.shape).to(s.dtype) if need_s else None
+            d_t = (-d_x).sum_to_size(t.shape).to(t.dtype) if need_t else None
+        return (d_g, d_s, d_t) + (None,) * n_rest
+
+    return backward
+
+
+# -- registration -----------------------------------------------------------------------------------------------------
+
+LIBRARY = torch.library.Library(NAMESPACE, "DEF")
+
+
+def _register(op: OpSpec) -> None:
+    from .npu import npu_kernel  # imports torch_npu lazily, at the first NPU call
+
+    qualified = f"{NAMESPACE}::{op.name}"
+    LIBRARY.define(schema(op, "default"))
+    LIBRARY.define(schema(op, "str"))
+    LIBRARY.impl(op.name, _cpu_kernel(op), "CPU")
+    LIBRARY.impl(op.name, npu_kernel(op), "PrivateUse1")
+    torch.library.register_fake(qualified, _fake_kernel(op), lib=LIBRARY)
+    torch.library.register_autograd(qualified, _double_backward(op), setup_context=_setup_context(op), lib=LIBRARY)
+    LIBRARY.impl(f"{op.name}.str", _by_name(op), "CompositeImplicitAutograd")
+
+
+for _op in OPS.values():
+    _register(_op)
+
+
+def op(name: str) -> Any:
+    """The op's overload packet, e.g. ``op("mse_loss_backward") is torch.ops.lossgrad.mse_loss_backward``."""
+    return getattr(getattr(torch.ops, NAMESPACE), name)
