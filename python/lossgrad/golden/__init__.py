@@ -8,8 +8,10 @@ per-element formula (`elementwise.py`).
 Two evaluation modes (`compute=`):
 - "float64" (default): the exact input values in float64, rounded once (half to even) to the output dtype.
 - "float32": the dtype-faithful mode. Inputs are upcast to float32 and evaluated in float32 in aclnn's kernel
-  operation order; KL's sum over broadcast axes runs in float64 over the float32 contributions; then one rounding to
-  the output dtype. It reproduces float32 intermediate overflow, so fp32-computing kernels match it at NaN/Inf.
+  operation order. KL's terms are rounded to the dtype aclnn writes them in (float16 when all inputs are float16,
+  else float32), summed over the broadcast axes (exactly, in float64) and rounded to that dtype, as aclnn's
+  ReduceSum does; then one rounding to the output dtype. It reproduces float32 (and KL's float16) intermediate
+  overflow, so kernels that follow aclnn's dtypes match it at NaN/Inf.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from . import elementwise as ew
 from .rounding import round_to
 
 __all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "compute_call",
-           "round_to", "COMPUTE_MODES"]
+           "kl_terms_dtype", "round_to", "COMPUTE_MODES"]
 
 COMPUTE_MODES = ("float64", "float32")
 
@@ -65,6 +67,14 @@ def _check_mode(compute: str) -> None:
         raise ValueError(f"compute: expected one of {', '.join(COMPUTE_MODES)}, got {compute!r}")
 
 
+def kl_terms_dtype(call: Call) -> DType:
+    """The dtype aclnnKlDivBackward writes its per-element terms and its ReduceSum result in (registry
+    aclnn_compute "float32_unless_all_float16"): float16 when gradOutput, self and target are all float16."""
+    if call.op.aclnn_compute != "float32_unless_all_float16":
+        raise ValueError(f"{call.op.name}: aclnn_compute is {call.op.aclnn_compute!r}")
+    return DType.FLOAT16 if all(d is DType.FLOAT16 for d in call.in_dtypes) else DType.FLOAT32
+
+
 def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
     """Evaluate an already-validated Call; a new array of `call.out_shape` and `call.out_dtype`."""
     _check_mode(compute)
@@ -77,9 +87,19 @@ def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
     inputs = [np.broadcast_to(_op_input(call, role, arr).astype(work), call.iter_shape)
               for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target))]
     c = work.type(call.coefficient)  # float32 mode: the kernels hold the coefficient as one float32 scalar
+    reduced = tuple(call.iter_shape) != tuple(call.out_shape)
     with np.errstate(all="ignore"):
         values = formula(*inputs, c, call.attrs)
-        if tuple(values.shape) != tuple(call.out_shape):
+        if compute == "float32" and call.op.aclnn_compute == "float32_unless_all_float16":
+            # aclnn writes every term in its kernel dtype (float16 terms beyond +-65504 are +-Inf), ReduceSums
+            # them with float32 accumulation into that dtype, then Casts to out's dtype. The sum here is exact
+            # (float64) where aclnn's accumulates in float32: the two round apart only when the float32 partial
+            # sums lose bits that decide the final rounding (docs/semantics.md, "Rounding").
+            terms = kl_terms_dtype(call)
+            values = round_to(values.astype(np.float64), terms)
+            if reduced:
+                values = round_to(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), terms)
+        elif reduced:
             values = _sum_to_shape(values.astype(np.float64), tuple(call.out_shape))
         return np.array(round_to(values, call.out_dtype), order="C")  # ascontiguousarray would make 0-d 1-d
 
