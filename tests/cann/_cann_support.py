@@ -9,11 +9,16 @@ from typing import Sequence
 
 import pytest
 
+from lossgrad.cann import kernel_sources
 from lossgrad.registry import OpSpec
 
 HERE = Path(__file__).resolve().parent
 FAKE_CANN = HERE / "fake_cann"
 STANDIN = HERE / "standin"
+# "kernel_operator.h" as the real devkit gives it outside op_build, on top of the twin (see the header's comment).
+DEVKIT_STANDIN = HERE / "devkit_standin"
+# lossgrad.codegen's real kernel rendering, kept before the autouse fixture (conftest.py) swaps in the stand-in.
+REAL_RENDER_KERNEL_SOURCES = kernel_sources.render_kernel_sources
 CXX = shutil.which("g++")
 CXXFLAGS = ("-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wpedantic", "-Wshadow", "-Wconversion")
 

@@ -9,7 +9,7 @@ import pytest
 from lossgrad.cann import kernel_sources
 from lossgrad.cann.detect import device_present
 
-from _cann_support import fake_render_kernel_sources
+from _cann_support import REAL_RENDER_KERNEL_SOURCES, fake_render_kernel_sources
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -34,3 +34,9 @@ def standin_kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
 @pytest.fixture
 def no_cann(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+
+
+@pytest.fixture
+def real_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernel sources from lossgrad.codegen (the real kernels), for the tests that compile or run them."""
+    monkeypatch.setattr(kernel_sources, "render_kernel_sources", REAL_RENDER_KERNEL_SOURCES)

@@ -1,9 +1,14 @@
-"""The kernel-launch and CPU-debug glue: per-dtype kernel wrappers, the tikicpulib runner and the ACL runner compile
-warnings-clean against the fake CANN headers for every SoC family; the CPU runner, linked with a trivial stand-in of
-tikicpulib, runs a stand-in kernel end to end through the runner's .bin plumbing and output checks."""
+"""The kernel-launch and CPU-debug glue. The per-dtype, per-key wrappers around the REAL rendered kernels compile, for
+each launch flow and architecture, against a stand-in of the devkit's kernel_operator.h (the twin minus the op_build
+tiling macros) and run on the twin with the launch path's own tiling read and compile-time key; the package path
+still needs the generated GET_TILING_DATA (except on 1001). The tikicpulib and ACL runners compile warnings-clean
+against the fake CANN headers; the CPU runner, linked with a trivial stand-in of tikicpulib, runs a stand-in kernel
+end to end through the runner's .bin plumbing and output checks."""
 from __future__ import annotations
 
+import importlib
 import struct
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +23,9 @@ from lossgrad.registry import OPS
 from lossgrad.socs import get_soc
 from lossgrad.validation import validate
 
-from _cann_support import FAKE_CANN, HERE, compile_cxx, fake_render_kernel_sources, needs_cxx
+from _cann_support import DEVKIT_STANDIN, FAKE_CANN, HERE, compile_cxx, fake_render_kernel_sources, needs_cxx
+
+twin_build = importlib.import_module("lossgrad.twin.build")  # the module (lossgrad.twin re-exports a function `build`)
 
 pytestmark = needs_cxx
 
@@ -33,38 +40,34 @@ def _written_plan(tmp_path: Path, flow: str, soc: str, op_name: str, mode: str) 
 
 
 @pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
-def test_legacy_glue_compiles(tmp_path: Path, family: str) -> None:
+def test_legacy_runners_compile(tmp_path: Path, family: str) -> None:
+    """The tikicpulib and ACL runners of the legacy flow, against the fake CANN host headers."""
     soc = FAMILY_SOCS[family]
     op_name = list(OPS)[sorted(FAMILY_SOCS).index(family) % len(OPS)]
-    mode = "cpu" if family == "950" else "npu"  # ascendc_library() has no 950; its CPU build is plain tikicpulib
+    mode = "cpu" if family == "950" else "npu"
     plan = _written_plan(tmp_path, "launch-legacy", soc, op_name, mode)
     launch = plan.project_dir / "launch"
-    variants = sorted(launch.glob("*_k*.cpp") if mode != "cpu" else launch.glob("*_f*.cpp"))
-    wrappers = [p for p in variants if not p.name.endswith("_main.cpp")]
-    assert wrappers
-    includes = [FAKE_CANN, launch, plan.project_dir / "op_kernel"]
-    compile_cxx(wrappers, include_dirs=includes)
-    compile_cxx(sorted(launch.glob("*_cpu_main.cpp")), include_dirs=includes)
-    compile_cxx(sorted(launch.glob("*_acl_main.cpp")), include_dirs=includes)
+    includes = [FAKE_CANN, launch]
+    # One runner of each kind: they differ only in names, key and argument count (checked by the op rotation).
+    compile_cxx(sorted(launch.glob("*_cpu_main.cpp"))[-1:], include_dirs=includes)
+    compile_cxx(sorted(launch.glob("*_acl_main.cpp"))[-1:], include_dirs=includes)
     main = next(launch.glob("*_cpu_main.cpp")).read_text()
     split = not get_soc(soc).arch.coupled
     assert ("    AscendC::SetKernelMode(KernelMode::AIV_MODE);" in main) is split
-    assert "ICPU_SET_TILING_KEY(tiling_key)" in main and "ICPU_RUN_KF(" in main
+    assert "ICPU_RUN_KF(" in main and "ICPU_SET_TILING_KEY(" not in main  # the key is compiled into the kernel
     acl_main = next(launch.glob("*_acl_main.cpp")).read_text()
     assert f"aclrtlaunch_{OPS[op_name].entry_name}(" in acl_main
     assert "LG_CHECK(aclrtSynchronizeStream(stream));" in acl_main
 
 
 @pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
-def test_asc_glue_compiles(tmp_path: Path, family: str) -> None:
+def test_asc_runner_compiles(tmp_path: Path, family: str) -> None:
     """The find_package(ASC) wrappers define a C launcher only under LOSSGRAD_ASC_LAUNCHER (ASC language, <<<>>>);
-    the rest of each file and the ACL runner are plain C++."""
+    the ACL runner is plain C++."""
     plan = _written_plan(tmp_path, "launch-asc", FAMILY_SOCS[family], "kl_div_backward", "npu")
     launch = plan.project_dir / "launch"
+    compile_cxx(sorted(launch.glob("*_acl_main.cpp"))[-1:], include_dirs=[FAKE_CANN, launch])
     wrappers = [p for p in sorted(launch.glob("*.cpp")) if not p.name.endswith("_main.cpp")]
-    includes = [FAKE_CANN, launch, plan.project_dir / "op_kernel"]
-    compile_cxx(wrappers, include_dirs=includes)
-    compile_cxx(sorted(launch.glob("*_acl_main.cpp")), include_dirs=includes)
     text = wrappers[0].read_text()
     entry = OPS["kl_div_backward"].entry_name
     assert f'extern "C" uint32_t lossgrad_launch_{entry}(' in text
@@ -81,10 +84,68 @@ def test_variant_wrapper_defines_dtypes_and_key() -> None:
     for io, dtype in zip(op.kernel_inputs, (DType.FLOAT16, DType.FLOAT32, DType.BFLOAT16)):
         assert f"#define DTYPE_{io.proto.upper()} {dtype.cpp}" in text
     assert f"#define DTYPE_{op.kernel_output.upper()} float" in text
-    assert "#define TILING_KEY_VAR 1ULL" in text
-    assert text.index('#include "kernel_operator.h"') < text.index("#undef TILING_KEY_VAR")
+    assert "#define LOSSGRAD_LAUNCH_TILING_KEY 1ULL" in text
+    assert text.index("#define LOSSGRAD_LAUNCH_TILING_KEY") < text.index(f'#include "../op_kernel/{op.entry_name}.cpp"')
+    assert "TILING_KEY_VAR" not in text.replace("pins TILING_KEY_VAR", "")  # no longer overridden
     with pytest.raises(Exception, match="bfloat16"):
-        variant_for_call(op, get_soc("Ascend310P3"), [DType.BFLOAT16] * 3, DType.BFLOAT16)
+        variant_for_call(op, get_soc("Ascend310P3"), [DType.BFLOAT16] * 3, DType.BFLOAT16, tiling_key=0)
+    with pytest.raises(Exception, match="no tiling key 9"):
+        variant_for_call(op, soc, [DType.FLOAT32] * 3, DType.FLOAT32, tiling_key=9)
+
+
+# -- the REAL rendered kernels against what the devkit defines outside op_build --------------------------------------
+
+# Compile definitions each launch flow adds: the legacy ascendc_library() flow compiles kernels with TILING_KEY_VAR=0
+# (asc-devkit cmake/asc/legacy_modules/bisheng_intf.cmake); the find_package(ASC) flow adds none that matter here.
+FLOW_DEFINES = {"launch-legacy": ("TILING_KEY_VAR=0",), "launch-asc": ()}
+TWIN_FLAGS = ("-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter")
+# Every (op, tiling key) of the kernels, one per (flow, family) case, so every branch is compiled somewhere.
+_OP_KEYS = [(name, key) for name in OPS for key in kernel_sources.kernel_tiling_keys(OPS[name])]
+_CASES = [(flow, family) for flow in FLOW_DEFINES for family in sorted(FAMILY_SOCS)]
+
+
+def _twin_syntax(source: Path, soc: str, defines: tuple[str, ...] = (), *,
+                 extra_includes: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """g++ -fsyntax-only of a kernel source against the devkit stand-in over the twin, for the SoC's architecture."""
+    macro = twin_build.arch_defines(get_soc(soc))
+    cmd = ["g++", *TWIN_FLAGS, "-fsyntax-only", f"-I{DEVKIT_STANDIN}", f"-I{twin_build.INCLUDE_DIR}",
+           f"-I{twin_build.RUNTIME_DIR}", *(f"-I{d}" for d in extra_includes),
+           *(f"-D{k}={v}" for k, v in macro.items()), *(f"-D{d}" for d in defines), str(source)]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("flow,family", _CASES, ids=[f"{f}-{fam}" for f, fam in _CASES])
+def test_real_kernel_compiles_in_launch_flow(tmp_path: Path, real_kernels: None, flow: str, family: str) -> None:
+    """The wrapper a launch build compiles, around the REAL rendered kernel, with only what the devkit defines: no
+    GET_TILING_DATA, REGISTER_TILING_DEFAULT or TILING_KEY_IS (devkit_standin/kernel_operator.h)."""
+    op_name, key = _OP_KEYS[_CASES.index((flow, family))]
+    soc = FAMILY_SOCS[family]
+    plan = _written_plan(tmp_path, flow, soc, op_name, "cpu" if flow == "launch-legacy" else "npu")
+    assert "REGISTER_TILING_DEFAULT" in (plan.project_dir / "op_kernel" / f"{OPS[op_name].entry_name}.cpp").read_text()
+    variants = [v for v in plan.variants if v.tiling_key == key]
+    assert variants, f"{op_name} has no variant with key {key} on {soc}"
+    v = variants[_CASES.index((flow, family)) % len(variants)]  # vary the dtype combination too
+    proc = _twin_syntax(plan.project_dir / "launch" / f"{v.name}.cpp", soc, FLOW_DEFINES[flow])
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+@pytest.mark.parametrize("family", ["A2", "950", "310P", "910"])
+def test_package_flow_uses_the_generated_tiling_macros(tmp_path: Path, real_kernels: None, family: str) -> None:
+    """Without the launch define the kernel reads its tiling with op_build's GET_TILING_DATA (so it cannot compile
+    against the devkit alone), except on 1001 (Atlas training), where GET_TILING_DATA and REGISTER_TILING_DEFAULT are
+    unsupported and the kernel reads the struct itself, keeping only TILING_KEY_IS (supported there)."""
+    soc = FAMILY_SOCS[family]
+    op = OPS["l1_loss_backward"]
+    plan = _written_plan(tmp_path, "launch-legacy", soc, op.name, "cpu")
+    v = plan.variants[0]
+    source = tmp_path / "package_kernel.cpp"  # what a package build compiles: DTYPE_ macros, no launch define
+    source.write_text("".join(f"#define {n} {c}\n" for n, c in v.dtype_macros()) +
+                      f'#include "{plan.project_dir / "op_kernel" / (op.entry_name + ".cpp")}"\n')
+    proc = _twin_syntax(source, soc, ("LG_STANDIN_PACKAGE",))
+    if get_soc(soc).arch.npu_arch == 1001:
+        assert proc.returncode == 0, proc.stderr[-4000:]
+    else:
+        assert proc.returncode != 0 and "GET_TILING_DATA" in proc.stderr
 
 
 # -- the CPU runner end to end (stand-in kernel, stand-in tikicpulib) -------------------------------------------------
@@ -108,7 +169,7 @@ def cpu_runner_exe(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Vari
     tmp = tmp_path_factory.mktemp("cpu_runner")
     op = OPS["mse_loss_backward"]
     soc = get_soc("Ascend910B1")
-    variant = Variant(op, (DType.FLOAT32,) * 4)
+    variant = Variant(op, (DType.FLOAT32,) * 4, 0)
     plan = project.plan_build("launch-legacy", soc, [op], out=tmp / "out", run_mode="cpu", variants=[variant])
     with pytest.MonkeyPatch.context() as mp:  # module scope: the autouse stand-in fixture is not active yet
         mp.setattr(kernel_sources, "render_kernel_sources", fake_render_kernel_sources)

@@ -151,7 +151,7 @@ def test_bench_figures() -> None:
     call = validate(op, x, x, x, "sum", soc="Ascend910B1")
     roles = [io.role for io in op.kernel_inputs]
     inputs = tuple(np.ones((4, 8), np.float32) for _ in roles)
-    job = runner.KernelJob(call=call, variant=Variant(op, (DType.FLOAT32,) * 4), inputs=inputs, tiling=None)
+    job = runner.KernelJob(call=call, variant=Variant(op, (DType.FLOAT32,) * 4, 0), inputs=inputs, tiling=None)
     moved = bench.bytes_moved(job)
     assert moved == 2 * 128 + 128  # KL reads grad and target (never self's values), writes the output
     result = bench._result(job, "npu", [10.0, 12.0, 11.0], [22.0], [])
@@ -179,7 +179,7 @@ def test_kernel_spec_runs_on_the_chosen_device(monkeypatch: pytest.MonkeyPatch, 
     from lossgrad.tiling import plan_call
 
     call = _call()
-    job = runner.KernelJob(call=call, variant=Variant(call.op, (DType.FLOAT32,) * 4), inputs=(), tiling=plan_call(call))
+    job = runner.KernelJob(call=call, variant=Variant(call.op, (DType.FLOAT32,) * 4, 0), inputs=(), tiling=plan_call(call))
     built = runner.BuiltVariant(job.variant, "launch-legacy", "npu", tmp_path, None, tmp_path / "libk.so", "k_do")
     monkeypatch.setenv("LOSSGRAD_DEVICE_ID", "3")
     spec = runner.kernel_spec(job, built, tmp_path / "t.bin", [tmp_path / "a.bin"], tmp_path / "o.bin")

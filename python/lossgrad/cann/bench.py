@@ -24,7 +24,7 @@ from ..validation import Call
 from . import envs
 from .detect import CannInstall, device_present, require_cann
 from .runner import (CannRunError, KernelJob, _check_output, _run_process, _runner_args, _simulator_env, _write_inputs,
-                     build_variant, kernel_job, kernel_spec, launch_variant, run_dir_in, run_worker)
+                     build_variant, kernel_job, kernel_spec, run_dir_in, run_worker)
 from .targets import BuildTarget
 
 MIN_FLUSH_BYTES = 256 * 1024 * 1024
@@ -110,7 +110,7 @@ def _result(job: KernelJob, backend: str, times_us: Sequence[float], aclnn_us: S
 def _bench_npu(cann: CannInstall, job: KernelJob, reps: int, warmup: int, compare_aclnn: bool,
                timeout: float) -> BenchResult:
     target = BuildTarget(job.call.soc)
-    built = build_variant(cann, target, launch_variant(job, "npu"), "npu")
+    built = build_variant(cann, target, job.variant, "npu")
     assert built.library is not None
     with run_dir_in(built.out) as run_dir:
         tiling, inputs, output = _write_inputs(run_dir, job)
@@ -152,7 +152,7 @@ def _bench_sim(cann: CannInstall, job: KernelJob, reps: int, timeout: float) -> 
     msprof = shutil.which("msprof")
     if msprof is None:
         raise BackendUnavailable("simulator timings need CANN's msprof on PATH (`source <cann>/set_env.sh`)")
-    built = build_variant(cann, target, launch_variant(job, "sim"), "sim")
+    built = build_variant(cann, target, job.variant, "sim")
     assert built.executable is not None
     times: list[float] = []
     what = f"msprof op simulator on {job.call.op.name}"

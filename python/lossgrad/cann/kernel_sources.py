@@ -58,15 +58,14 @@ class Variant:
 
     op: OpSpec
     combo: Combo
-    # Kernel-launch builds fix TILING_KEY_VAR at compile time (CANN's launch flow passes -DTILING_KEY_VAR=0,
-    # asc-devkit legacy_modules/bisheng_intf.cmake), so a sim/npu library serves one tiling key; None = chosen at
-    # run time (CPU debug: ICPU_SET_TILING_KEY).
-    tiling_key: int | None = None
+    # A kernel-launch library serves one tiling key, compiled in as LOSSGRAD_LAUNCH_TILING_KEY: TILING_KEY_IS is not
+    # supported in kernel-launch projects (and the legacy flow pins TILING_KEY_VAR to 0, asc-devkit
+    # cmake/asc/legacy_modules/bisheng_intf.cmake), in every run mode, CPU debug included.
+    tiling_key: int
 
     @property
     def name(self) -> str:
-        key = "" if self.tiling_key is None else f"_k{self.tiling_key}"
-        return f"{self.op.entry_name}_{combo_tag(self.combo)}{key}"
+        return f"{self.op.entry_name}_{combo_tag(self.combo)}_k{self.tiling_key}"
 
     @property
     def protos(self) -> tuple[str, ...]:
@@ -76,12 +75,11 @@ class Variant:
         return [(f"DTYPE_{p.upper()}", d.cpp) for p, d in zip(self.protos, self.combo)]
 
 
-def variants_for(ops: Sequence[OpSpec], soc: Soc, dtypes: Sequence[DType] | None = None, *,
-                 per_key: bool = False) -> list[Variant]:
-    """Every (op, combination[, tiling key]) the SoC supports; with dtypes, only combinations of those dtypes."""
+def variants_for(ops: Sequence[OpSpec], soc: Soc, dtypes: Sequence[DType] | None = None) -> list[Variant]:
+    """Every (op, combination, tiling key) the SoC supports; with dtypes, only combinations of those dtypes."""
     out = []
     for op in ops:
-        keys: tuple[int | None, ...] = kernel_tiling_keys(op) if per_key else (None,)
+        keys = kernel_tiling_keys(op)
         for combo in kernel_combos(op, soc.arch.npu_arch):
             if dtypes is None or set(combo) <= set(dtypes):
                 out += [Variant(op, combo, key) for key in keys]
@@ -89,7 +87,7 @@ def variants_for(ops: Sequence[OpSpec], soc: Soc, dtypes: Sequence[DType] | None
 
 
 def variant_for_call(op: OpSpec, soc: Soc, input_dtypes: Sequence[DType], output_dtype: DType,
-                     tiling_key: int | None = None) -> Variant:
+                     tiling_key: int) -> Variant:
     """The variant a direct launch needs: the kernel takes each tensor in its own dtype (the twin's convention), so
     any combination of dtypes the architecture supports is built on demand, not only the package's columns."""
     combo = tuple(input_dtypes) + (output_dtype,)
@@ -97,6 +95,9 @@ def variant_for_call(op: OpSpec, soc: Soc, input_dtypes: Sequence[DType], output
     unsupported = sorted({d.label for d in combo if d not in supported})
     if unsupported:
         raise KernelSourcesUnavailable(f"{op.name}: {', '.join(unsupported)} has no kernel on {soc.name}")
+    if tiling_key not in kernel_tiling_keys(op):
+        raise KernelSourcesUnavailable(f"{op.name}: the kernel has no tiling key {tiling_key} "
+                                       f"(it has {', '.join(map(str, kernel_tiling_keys(op)))})")
     return Variant(op, combo, tiling_key)
 
 

@@ -228,7 +228,7 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
         raise PlanError(f"{t.soc_version}: CMAKE_ASC_RUN_MODE=cpu does not support {t.npu_arch_flag}; use "
                         "--flow launch-legacy for CPU-debug builds of this SoC")
     plan.variants = list(variants) if variants is not None else \
-        kernel_sources.variants_for(plan.ops, t.soc, dtypes, per_key=plan.run_mode != "cpu")
+        kernel_sources.variants_for(plan.ops, t.soc, dtypes)
     if not plan.variants:
         raise PlanError(f"no kernel variant of {', '.join(op.name for op in plan.ops)} on {t.soc_version} uses only "
                         f"{', '.join(d.label for d in dtypes or ())}")

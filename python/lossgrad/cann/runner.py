@@ -67,15 +67,9 @@ def kernel_job(call: Call) -> KernelJob:
 
     args = prepare(call)
     ordered = tuple(args.ordered(call))
-    variant = variant_for_call(call.op, call.soc, [dt.from_numpy(a.dtype) for a in ordered], call.out_dtype)
+    variant = variant_for_call(call.op, call.soc, [dt.from_numpy(a.dtype) for a in ordered], call.out_dtype,
+                               int(args.tiling.tiling_key))
     return KernelJob(call=call, variant=variant, inputs=ordered, tiling=args.tiling)
-
-
-def launch_variant(job: KernelJob, mode: str) -> Variant:
-    """CPU debug selects the tiling key at run time; sim/npu libraries are built per key."""
-    if mode == "cpu":
-        return job.variant
-    return dataclasses.replace(job.variant, tiling_key=int(job.tiling.tiling_key))
 
 
 # -- building a variant (cached) -------------------------------------------------------------------------------------
@@ -368,7 +362,7 @@ def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeou
     what = f"{call.op.name} on {target.soc_version} ({backend})"
     if package is not None:
         return _run_custom_aclnn(cann, job, Path(package), what, timeout)
-    built = build_variant(cann, target, launch_variant(job, backend), backend)
+    built = build_variant(cann, target, job.variant, backend)
     with run_dir_in(built.out) as run_dir:
         tiling, inputs, output = _write_inputs(run_dir, job)
         if backend == "npu":
