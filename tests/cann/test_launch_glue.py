@@ -6,7 +6,9 @@ against the fake CANN headers; the CPU runner, linked with a trivial stand-in of
 end to end through the runner's .bin plumbing and output checks."""
 from __future__ import annotations
 
+import hashlib
 import importlib
+import shutil
 import struct
 import subprocess
 from dataclasses import dataclass
@@ -20,7 +22,9 @@ from lossgrad.cann.kernel_sources import Variant, variant_for_call
 from lossgrad.cann.targets import BuildTarget
 from lossgrad.dtypes import DType
 from lossgrad.registry import OPS
+from lossgrad.runners.twin import run_twin
 from lossgrad.socs import get_soc
+from lossgrad.twin import KernelFault, run_kernel
 from lossgrad.validation import validate
 
 from _cann_support import DEVKIT_STANDIN, FAKE_CANN, HERE, compile_cxx, fake_render_kernel_sources, needs_cxx
@@ -240,3 +244,43 @@ def test_choose_flow(tmp_path: Path) -> None:
     assert runner.choose_flow(cann, a2, "npu") == "launch-legacy"
     assert runner.choose_flow(cann, a5, "sim") == "launch-asc"
     assert runner.choose_flow(cann, a5, "cpu") == "launch-legacy"
+
+
+# -- the launch path run on the twin: its own tiling read, its compiled-in key ------------------------------------
+
+# A2: the package path reads with GET_TILING_DATA, the launch path with its own read; 910 (1001): both read it
+# themselves, and the launch path's key is compiled in. (Two architectures: each costs two cold twin builds.)
+@pytest.mark.parametrize("family", ["A2", "910"])
+def test_launch_variant_runs_on_the_twin(tmp_path: Path, real_kernels: None, family: str) -> None:
+    """The launch wrapper around the real kernel, built against the devkit stand-in and run on the twin with a wrong
+    run-time key, gives the package path's output bit for bit (tiling read from GM, key compiled in); a tiling
+    buffer shorter than the struct faults in the twin (the portable read is bounds-checked)."""
+    soc = FAMILY_SOCS[family]
+    op = OPS["mse_loss_backward"]
+    rng = np.random.default_rng(3)
+    x, t = (rng.standard_normal((4, 64)).astype(np.float32) for _ in range(2))
+    g = rng.standard_normal((1, 64)).astype(np.float32)  # broadcast gradOutput
+    call = validate(op, g, x, t, "none", soc=soc)
+    job = runner.kernel_job(call)
+    plan = project.plan_build("launch-legacy", soc, [op], out=tmp_path / "out", run_mode="cpu", variants=[job.variant])
+    project.write_files(plan)
+    kernel_dir = plan.project_dir / "op_kernel"
+    # Next to the kernel, so its #include "kernel_operator.h" finds the stand-in before the twin's own header.
+    shutil.copyfile(DEVKIT_STANDIN / "kernel_operator.h", kernel_dir / "kernel_operator.h")
+    wrapper = plan.project_dir / "launch" / f"{job.variant.name}.cpp"
+    # The twin's build cache hashes the wrapper and headers, not the included kernel .cpp: key it on that too.
+    digest = hashlib.sha256((kernel_dir / f"{op.entry_name}.cpp").read_bytes()).hexdigest()[:16]
+
+    def launch(tiling: bytes) -> np.ndarray:
+        out = np.empty(call.out_shape, dtype=call.out_dtype.np_dtype)
+        out.reshape(-1).view(np.uint8)[:] = 0xFF
+        run_kernel(wrapper, op.entry_name, job.tiling.block_dim, [*job.inputs, out, np.zeros(0, np.uint8), tiling],
+                   soc=soc, tiling_key=int(job.tiling.tiling_key) + 1000,
+                   defines={"LG_KERNEL_DIGEST": f"0x{digest}"})
+        return out
+
+    got = launch(bytes(job.tiling.data))
+    expected = run_twin(call).output
+    assert got.tobytes() == expected.tobytes()
+    with pytest.raises(KernelFault, match="past the end"):
+        launch(bytes(job.tiling.data)[:-4])
