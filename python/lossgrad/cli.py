@@ -1,4 +1,9 @@
-"""The `lossgrad` command line: verify (the main job), tiling, gen, socs, bench, build."""
+"""The `lossgrad` command line: verify (the main job), tiling, gen, socs, bench, build.
+
+Every user error ends the command with one line on stderr (under --json, one JSON object on stdout instead) and
+exit status 2 for a usage error (bad options, a bad case table, an invalid call), 1 for a failure (missing CANN,
+an unwritable directory, failed cases). A traceback is printed only with the global --debug flag.
+"""
 from __future__ import annotations
 
 import json
@@ -6,19 +11,124 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
 import click
 
 from . import bench as twin_bench
-from .registry import OPS
+from .errors import BackendUnavailable, LossGradError
+from .registry import OPS, get_op
 from .runners import BACKENDS
-from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, get_soc, soc_record
+from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, aliases_of, get_soc, soc_record
 from .verify.cases import parse_dtypes, parse_shape
 
+USAGE_ERROR, FAILURE = 2, 1
 
-@click.group()
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _leading_options(argv: Sequence[str]) -> list[str]:
+    """The group's own options: the arguments before the subcommand."""
+    out = []
+    for a in argv:
+        if not a.startswith("-"):
+            break
+        out.append(a)
+    return out
+
+
+class _Main(click.Group):
+    """Turns every error into one line (or one JSON object) and an exit status; --debug re-raises."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        debug = "--debug" in _leading_options(argv)
+        as_json = "--json" in argv
+        try:
+            rv = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            self._fail(exc.format_message(), USAGE_ERROR, as_json, kind="usage")
+        except click.ClickException as exc:
+            self._fail(exc.format_message(), exc.exit_code, as_json, kind="error")
+        except click.Abort:
+            self._fail("interrupted", 130, as_json, kind="interrupted")
+        except LossGradError as exc:  # an invalid call described by the options: aclnn's code and message
+            if debug:
+                raise
+            self._fail(str(exc), USAGE_ERROR, as_json, kind="invalid", code=exc.code)
+        except BackendUnavailable as exc:
+            if debug:
+                raise
+            self._fail(str(exc), FAILURE, as_json, kind="unavailable")
+        except OSError as exc:
+            if debug:
+                raise
+            where = f": {exc.filename}" if exc.filename else ""
+            self._fail(f"{exc.strerror or exc}{where}", FAILURE, as_json, kind="os")
+        except Exception as exc:  # noqa: BLE001 - the last resort: one line, the traceback behind --debug
+            if debug:
+                raise
+            self._fail(f"{type(exc).__name__}: {exc} (run `lossgrad --debug ...` for the traceback)", FAILURE,
+                       as_json, kind="internal")
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+    @staticmethod
+    def _fail(message: str, status: int, as_json: bool, kind: str, code: int | None = None) -> None:
+        line = _one_line(message)
+        if as_json:
+            report: dict[str, Any] = {"error": line, "kind": kind, "exit_status": status}
+            if code is not None:
+                report["code"] = code
+            click.echo(json.dumps(report))
+        else:
+            click.echo(f"lossgrad: error: {line}", err=True)
+        sys.exit(status)
+
+
+class _OpName(click.ParamType):
+    """An op by any of its names (registry.get_op: l1, l1_loss_backward, aclnnL1LossBackward, ...)."""
+
+    name = "op"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        try:
+            return get_op(value).name
+        except KeyError as exc:
+            self.fail(exc.args[0], param, ctx)
+
+
+class _SocName(click.ParamType):
+    """A SoC version or alias (socs.get_soc); with many=True a comma-separated list."""
+
+    name = "soc"
+
+    def __init__(self, many: bool = False) -> None:
+        self.many = many
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        parts = [p.strip() for p in value.split(",")] if self.many else [value]
+        try:
+            names = tuple(get_soc(p).name for p in parts)
+        except LossGradError as exc:
+            self.fail(exc.message, param, ctx)
+        return names if self.many else names[0]
+
+
+OP = _OpName()
+OP_HELP = "l1, mse, smooth_l1, kl_div (or the full or aclnn name)"
+
+
+@click.group(cls=_Main)
 @click.version_option(package_name="ascend-lossgrad")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Show the Python traceback of an error.")
+def main(debug: bool) -> None:
     """Ascend C loss-backward kernels: generate, build, run and verify them."""
 
 
@@ -43,34 +153,54 @@ def _progress(stream):
 
 
 @main.command()
-@click.option("--soc", "socs", multiple=True, help="SoC(s) to verify (default: one part per architecture).")
-@click.option("--op", "ops", multiple=True, type=click.Choice(list(OPS)), help="Restrict to these ops.")
+@click.option("--soc", "socs", multiple=True, type=_SocName(many=True),
+              help="SoC(s) to verify, repeated or comma-separated (default: one part per architecture).")
+@click.option("--op", "ops", multiple=True, type=OP, help=f"Restrict to these ops: {OP_HELP}.")
 @click.option("--full", is_flag=True, help="The whole matrix instead of the quick default subset.")
 @click.option("--cases", "case_file", type=click.Path(exists=True, dir_okay=False),
               help="Run the cases of a CSV case table instead of the generated matrix.")
 @click.option("--export-cases", type=click.Path(dir_okay=False), help="Write the selected cases as a CSV table.")
 @click.option("--backend", default="twin", type=click.Choice(list(BACKENDS)),
               show_default=True)
-@click.option("-j", "--jobs", default=os.cpu_count() or 2, show_default=True, help="Cases run concurrently.")
+@click.option("-j", "--jobs", default=os.cpu_count() or 2, show_default=True, type=click.IntRange(min=1),
+              help="Cases run concurrently.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report instead of the table.")
-@click.option("--limit", type=int, default=None, help="Run only the first N cases.")
-def verify(socs: tuple[str, ...], ops: tuple[str, ...], full: bool, case_file: str | None, export_cases: str | None,
-           backend: str, jobs: int, as_json: bool, limit: int | None) -> None:
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Run only the first N cases.")
+def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, case_file: str | None,
+           export_cases: str | None, backend: str, jobs: int, as_json: bool, limit: int | None) -> None:
     """Run the verification matrix and compare with the golden model (CANN's precision standard)."""
+    from .runners import require_backend
     from .verify import default_cases, read_csv, run_cases, summary_json, worst, write_csv
+    from .verify.cases import CaseTableError
 
-    names = [get_soc(s).name for s in socs] or list(VERIFY_DEFAULT_SOCS)
-    cases = read_csv(case_file) if case_file else default_cases(names, full=full, ops=ops or None)
-    if case_file and ops:
-        cases = [c for c in cases if c.op in ops]
+    names = list(dict.fromkeys(n for group in socs for n in group)) or list(VERIFY_DEFAULT_SOCS)
+    if case_file:
+        try:
+            cases = read_csv(case_file)
+        except CaseTableError as exc:
+            raise click.UsageError(str(exc)) from None
+        if socs:
+            cases = [c for c in cases if c.soc in names]
+        if ops:
+            cases = [c for c in cases if c.op in ops]
+    else:
+        cases = default_cases(names, full=full, ops=ops or None)
     if limit is not None:
         cases = cases[:limit]
+    if not cases:  # never report success having verified nothing
+        why = ("the case table has no rows" if case_file and not ops and not socs and limit is None
+               else "--limit 0" if limit == 0 else "the --op/--soc filters select none of its cases")
+        raise click.ClickException(f"no case to verify: {why}")
     if export_cases:
-        if Path(export_cases).exists():
+        target = Path(export_cases)
+        if target.exists():
             raise click.ClickException(f"{export_cases} exists; choose a new file name (nothing is overwritten)")
+        if not target.parent.is_dir():
+            raise click.ClickException(f"--export-cases: directory {target.parent} does not exist")
         write_csv(cases, export_cases)
         click.echo(f"wrote {len(cases)} cases to {export_cases}", err=True)
         return
+    backend = require_backend(backend)  # once, up front: no case runs on a backend that cannot run here
     t0 = time.perf_counter()
     results = run_cases(cases, backend=backend, jobs=jobs, progress=_progress(sys.stderr))
     wall = time.perf_counter() - t0
@@ -92,35 +222,59 @@ def verify(socs: tuple[str, ...], ops: tuple[str, ...], full: bool, case_file: s
     sys.exit(0 if summary["passed"] else 1)
 
 
+def _dtype(value: str, option: str) -> Any:
+    from . import dtypes as dt
+    try:
+        return dt.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def _shape(text: str, option: str) -> tuple[int, ...]:
+    try:
+        return parse_shape(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def _reduction(text: str) -> "str | int":
+    """A reduction name, or aclnn's integer (0 none, 1 mean, 2 sum, 3 batchmean)."""
+    t = text.strip()
+    return int(t) if t.lstrip("+-").isdigit() else t
+
+
 @main.command()
-@click.argument("op", type=click.Choice(list(OPS)))
+@click.argument("op", type=OP)
 @click.option("--grad", "grad_shape", default="()", show_default=True, help="gradOutput shape, e.g. '(1024,)'.")
 @click.option("--self", "self_shape", default="(1024,)", show_default=True)
 @click.option("--target", "target_shape", default=None, help="Default: self's shape.")
 @click.option("--dtype", default="float32", show_default=True, help="Input dtype (all three).")
 @click.option("--out-dtype", default=None)
-@click.option("--reduction", default="mean", show_default=True)
+@click.option("--reduction", default="mean", show_default=True, help="none/mean/sum/batchmean or aclnn's 0-3.")
 @click.option("--beta", type=float, default=None)
 @click.option("--log-target", is_flag=True, default=False)
-@click.option("--soc", default=None, help="SoC version or product-line alias (default: Ascend910B1).")
+@click.option("--soc", default=None, type=_SocName(), help="SoC version or product-line alias (default: Ascend910B1).")
 @click.option("--json", "as_json", is_flag=True)
 def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, dtype: str, out_dtype: str | None,
            reduction: str, beta: float | None, log_target: bool, soc: str | None, as_json: bool) -> None:
-    """Print the tiling an op gets for shapes, dtype and SoC."""
+    """Print the tiling an op gets for shapes, dtype and SoC (OP: l1, mse, smooth_l1, kl_div or a full name)."""
     import numpy as np
 
-    from . import dtypes as dt
     from .tiling import plan_call
     from .validation import validate
 
-    d = dt.parse(dtype).np_dtype
-    arrays = [np.zeros(parse_shape(s), d) for s in (grad_shape, self_shape, target_shape or self_shape)]
+    d = _dtype(dtype, "--dtype").np_dtype
+    shapes = [_shape(s, o) for s, o in ((grad_shape, "--grad"), (self_shape, "--self"),
+                                        (target_shape or self_shape, "--target" if target_shape else "--self"))]
+    # Shape-only arrays: one element seen through the whole shape, so a huge shape costs nothing (the tiling
+    # reads shapes and dtypes, never data).
+    arrays = [np.broadcast_to(np.zeros((), d), shape) for shape in shapes]
     attrs: dict[str, object] = {}
     if beta is not None:
         attrs["beta"] = beta
     if log_target:
         attrs["log_target"] = True
-    call = validate(op, *arrays, reduction, attrs, out_dtype=out_dtype, soc=soc)
+    call = validate(op, *arrays, _reduction(reduction), attrs, out_dtype=out_dtype, soc=soc)
     if not call.launch:
         click.echo("no kernel launch: aclnn returns early for empty inputs")
         return
@@ -142,7 +296,7 @@ def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, 
 
 
 @main.command()
-@click.option("--op", "ops", multiple=True, type=click.Choice(list(OPS)), help="Default: all ops.")
+@click.option("--op", "ops", multiple=True, type=OP, help=f"Default: all ops ({OP_HELP}).")
 @click.option("--dtypes", default=None,
               help="grad;self;target;out dtypes for a concrete kernel (default: CANN DTYPE_ macros).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -194,16 +348,22 @@ def socs(as_json: bool) -> None:
         click.echo(f"{r['name']:<18}{r['line']:<6}{r['npu_arch']:<6}{v('vector_cores'):>6}{v('ub_kernel_bytes'):>11}"
                    f"{(l2 // (1 << 20)) if l2 else '-':>8}{(bw / 1e9) if bw else '-':>9}{v('clock_mhz') or '-':>6}"
                    f"  {'y' if r['datacopy_pad'] else 'n':>3} {'y' if r['bf16_io'] else 'n':>4}")
+    from .socs import ALIASES, AMBIGUOUS
+    click.echo("\nAliases (case-insensitive, as are SoC versions except the ambiguous spelling below):")
+    for target in dict.fromkeys(ALIASES.values()):
+        click.echo(f"  {', '.join(aliases_of(target)):<34} -> {target}")
+    for key, meaning in AMBIGUOUS.items():
+        click.echo(f"  {key!r} is refused as ambiguous: {meaning}")
     click.echo("Sources and confidence of every figure: lossgrad socs --json")
 
 
 @main.command()
 @click.option("--backend", default="twin", type=click.Choice(["twin", "sim", "npu"]), show_default=True)
-@click.option("--op", "ops", multiple=True, type=click.Choice(list(OPS)), help="Default: all ops.")
+@click.option("--op", "ops", multiple=True, type=OP, help=f"Default: all ops ({OP_HELP}).")
 @click.option("--elements", default=twin_bench.DEFAULT_ELEMENTS, show_default=True,
               type=click.IntRange(min=twin_bench.MIN_ELEMENTS), help="Output elements per case.")
-@click.option("--soc", default=DEFAULT_SOC, show_default=True)
-@click.option("--reps", default=20, show_default=True, help="Timed repetitions (sim/npu).")
+@click.option("--soc", default=DEFAULT_SOC, show_default=True, type=_SocName())
+@click.option("--reps", default=20, show_default=True, type=click.IntRange(min=1), help="Timed repetitions (sim/npu).")
 @click.option("--json", "as_json", is_flag=True)
 def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int, as_json: bool) -> None:
     """Performance figures: traffic and instruction counters on the twin (beside aclnn's composition of passes),
@@ -214,7 +374,9 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int
         import numpy as np
 
         from .cann.bench import bench_on_cann
+        from .runners import require_backend
         from .validation import validate
+        require_backend(backend)  # the missing-CANN message, before anything is prepared
         calls = [validate(op, *[np.ones(elements, np.float32)] * 3, "none", soc=soc) for op in (ops or OPS)]
         results = [r.as_dict() for r in bench_on_cann(calls, backend, reps=reps)]
         click.echo(json.dumps(results, indent=1) if as_json else "\n".join(map(str, results)))

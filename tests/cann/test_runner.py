@@ -51,6 +51,7 @@ def test_public_dispatch_reaches_the_cann_runner(no_cann: None) -> None:
 
 
 def test_npu_without_a_device(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "lib64").mkdir()  # enough of an install for detection
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
     monkeypatch.setattr(detect, "_device_nodes", lambda: [])
     assert not detect.device_present()
@@ -81,8 +82,15 @@ def test_version_detection(tmp_path: Path) -> None:
     cfg.parent.mkdir()
     cfg.write_text("# version\ntoolkit_running_version=[7.0.RC1.alpha003:7.0.RC1]\n")
     assert detect.detect_cann({"ASCEND_HOME_PATH": str(tmp_path / "b")}).version == "7.0.RC1.alpha003"
-    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / f"{arch}-linux").mkdir(parents=True)
     assert detect.detect_cann({"ASCEND_HOME_PATH": str(tmp_path / "c")}).version is None
+
+
+def test_an_empty_home_path_directory_is_no_install(tmp_path: Path) -> None:
+    env = {"ASCEND_HOME_PATH": str(tmp_path)}
+    assert detect.detect_cann(env) is None
+    message = detect.unavailable_message("x", env)
+    assert "holds no CANN toolkit" in message and str(tmp_path) in message
 
 
 def test_run_environments(tmp_path: Path) -> None:

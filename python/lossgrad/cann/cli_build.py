@@ -62,8 +62,13 @@ def parse_ops(text: str) -> list[OpSpec]:
 def build_command(soc: str, ops_text: str, flow: str, run_mode: str | None, dtypes_text: str | None, out: Path,
                   vendor: str, jobs: int | None, build_type: str | None, dry_run: bool) -> None:
     """Build the CANN custom-op package or kernel-launch libraries for one SoC."""
+    if dtypes_text and flow == "package":  # the package registers every dtype of the registry; never ignore it
+        raise click.BadParameter("applies to the kernel-launch flows (--flow launch-legacy|launch-asc) only; the "
+                                 "package flow builds every dtype combination", param_hint="--dtypes")
     try:
-        cann = detect_cann() if dry_run else require_cann("lossgrad build")
+        cann = detect_cann() if dry_run else require_cann(
+            "lossgrad build", alternative="see what would be built with `lossgrad build --dry-run` (no CANN needed), "
+            "or render the kernel sources with `lossgrad gen --out DIR`")
     except BackendUnavailable as exc:
         raise click.ClickException(str(exc)) from None
     ops = parse_ops(ops_text)

@@ -76,29 +76,43 @@ def detect_cann(environ: Mapping[str, str] | None = None) -> CannInstall | None:
     if not value:
         return None
     root = Path(value).expanduser()
-    if not root.is_dir():
-        return None
     arch = host_arch()
+    if not root.is_dir() or not _has_toolkit(root, arch):
+        return None
     version, source = read_version(root, arch)
     return CannInstall(root=root.resolve(), host_arch=arch, version=version, version_source=source)
 
 
-def unavailable_message(what: str, environ: Mapping[str, str] | None = None) -> str:
+def _toolkit_markers(arch: str) -> tuple[str, ...]:
+    return (f"{arch}-linux", "lib64", "version.cfg", "ascend_toolkit_install.info")
+
+
+def _has_toolkit(root: Path, arch: str) -> bool:
+    """An empty or unrelated directory is no install: one of CANN's top-level entries must be there."""
+    return any((root / name).exists() for name in _toolkit_markers(arch))
+
+
+def unavailable_message(what: str, environ: Mapping[str, str] | None = None, alternative: str | None = None) -> str:
+    """Why CANN was not found and what to do; `alternative` replaces the default suggestion (the twin backend)."""
     env = os.environ if environ is None else environ
     value = env.get(HOME_VAR, "").strip()
-    if value:
+    if value and Path(value).expanduser().is_dir():
+        why = f"{HOME_VAR}={value} holds no CANN toolkit (none of {', '.join(_toolkit_markers(host_arch()))})"
+    elif value:
         why = f"{HOME_VAR}={value} is not a directory"
     else:
         why = f"{HOME_VAR} is not set"
+    if alternative is None:
+        alternative = ("use the host twin instead (backend=\"twin\", `--backend twin`), which emulates Ascend C on "
+                       "this machine and needs no CANN")
     return (f"{what} needs the CANN toolkit, and none was found: {why}. Install CANN and run {SET_ENV_HINT}, "
-            f"which sets {HOME_VAR}; or use the host twin instead (backend=\"twin\", `--backend twin`), which "
-            f"emulates Ascend C on this machine and needs no CANN.")
+            f"which sets {HOME_VAR}; or {alternative}.")
 
 
-def require_cann(what: str, environ: Mapping[str, str] | None = None) -> CannInstall:
+def require_cann(what: str, environ: Mapping[str, str] | None = None, alternative: str | None = None) -> CannInstall:
     cann = detect_cann(environ)
     if cann is None:
-        raise BackendUnavailable(unavailable_message(what, environ))
+        raise BackendUnavailable(unavailable_message(what, environ, alternative))
     return cann
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..dtypes import DType
-from ..registry import OPS, OpSpec, OutputShape, Promotion
+from ..registry import OPS, OpSpec, OutputShape, Promotion, get_op
 from ..socs import VERIFY_DEFAULT_SOCS, get_soc
 from ..validation import broadcast_shapes
 
@@ -183,9 +183,15 @@ def _shape_text(s: Shape) -> str:
 
 
 def parse_shape(text: str) -> Shape:
-    """"(2, 3)", "2,3", "[2,3]" -> (2, 3); "()" or "" -> ()."""
+    """"(2, 3)", "2,3", "[2,3]" -> (2, 3); "()" or "" -> (). Dimensions are non-negative integers."""
     t = text.strip().strip("()[] ")
-    return tuple(int(x) for x in t.split(",") if x.strip()) if t else ()
+    try:
+        dims = tuple(int(x) for x in t.split(",") if x.strip()) if t else ()
+    except ValueError:
+        raise ValueError(f"shape {text!r}: expected comma-separated integers such as (2,3)") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"shape {text!r}: dimensions must be >= 0")
+    return dims
 
 
 def write_csv(cases: Iterable[Case], path: str) -> None:
@@ -208,27 +214,95 @@ def parse_dtypes(text: str) -> tuple[str, str, str, str]:
     return dts  # type: ignore[return-value]
 
 
+class CaseTableError(ValueError):
+    """A case table that cannot be run: the message names the file and row."""
+
+
+STANDARDS = ("auto", "experimental", "mixed")
+REFERENCES = ("auto", "float32", "float64")
+THRESHOLD_SCALE_RANGE = (1e-6, 1e3)  # beyond these, a case passes or fails regardless of the kernel
+REQUIRED_COLUMNS = ("op", "soc", "grad_shape", "self_shape", "target_shape", "dtypes", "reduction")
+
+
+def _choice(row: dict[str, str], key: str, default: str, allowed: Iterable[str]) -> str:
+    value = (row.get(key) or "").strip() or default
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ValueError(f"{key} {value!r}: expected one of {', '.join(allowed)}")
+    return value
+
+
+def _case_from_row(row: dict[str, str]) -> Case:
+    try:
+        op = get_op(row["op"])
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+    dts = parse_dtypes(row["dtypes"])
+    names = {a.name for a in op.attrs}
+    beta_text = (row.get("beta") or "").strip()
+    if beta_text and "beta" not in names:
+        raise ValueError(f"beta: {op.name} has no beta")
+    beta = float(beta_text) if beta_text else (1.0 if "beta" in names else None)
+    lt = (row.get("log_target") or "").strip()
+    if lt and "log_target" not in names:
+        raise ValueError(f"log_target: {op.name} has no log_target")
+    if lt not in ("", "0", "1"):
+        raise ValueError(f"log_target {lt!r}: expected 0 or 1")
+    log_target = (lt == "1") if lt else (False if "log_target" in names else None)
+    scale = float((row.get("threshold_scale") or "").strip() or 1.0)
+    lo, hi = THRESHOLD_SCALE_RANGE
+    if not lo <= scale <= hi:  # also refuses NaN
+        raise ValueError(f"threshold_scale {scale!r}: expected a value in [{lo:g}, {hi:g}]")
+    seed = int((row.get("seed") or "").strip() or 0)
+    if seed < 0:
+        raise ValueError(f"seed {seed}: expected a non-negative integer")
+    case = Case(op=op.name, soc=get_soc(row["soc"].strip()).name,
+                shapes=tuple(parse_shape(row[k]) for k in ("grad_shape", "self_shape", "target_shape")),
+                dtypes=dts, reduction=row["reduction"].strip() or "mean", beta=beta, log_target=log_target,
+                values=_choice(row, "values", "uniform", VALUE_RANGES), seed=seed,
+                standard=_choice(row, "standard", "auto", STANDARDS),
+                reference=_choice(row, "reference", "auto", REFERENCES),
+                threshold_scale=scale, id=(row.get("id") or "").strip())
+    _check_call(case)
+    return case
+
+
+def _check_call(case: Case) -> None:
+    """The row must describe a valid call (validation's 161002 otherwise), checked on shape-only arrays."""
+    import numpy as np
+
+    from ..dtypes import parse
+    from ..validation import validate
+
+    reduction: object = case.reduction
+    if case.reduction.lstrip("-").isdigit():
+        reduction = int(case.reduction)
+    arrays = [np.broadcast_to(np.zeros((), parse(d).np_dtype), shape) for d, shape in zip(case.dtypes, case.shapes)]
+    validate(case.op, *arrays, reduction, case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
+
+
 def read_csv(path: str) -> list[Case]:
-    """Rows of a case table; empty cells take the defaults (beta 1.0 for SmoothL1, log_target 0 for KL, ...)."""
+    """Rows of a case table; empty cells take the defaults (beta 1.0 for SmoothL1, log_target 0 for KL, ...). Every
+    row is checked (columns, values, standard, reference, threshold scale, unique ids, a valid call) before any
+    case runs; the first problem raises CaseTableError naming the file and row."""
     out: list[Case] = []
+    seen: dict[str, int] = {}
     with open(path, newline="") as fh:
-        for n, row in enumerate(csv.DictReader(fh), start=2):
+        reader = csv.DictReader(fh)
+        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise CaseTableError(f"{path}: the header lacks column(s) {', '.join(missing)} (expected "
+                                 f"{','.join(CSV_COLUMNS)})")
+        for n, row in enumerate(reader, start=2):
+            if None in row or any(row.get(c) is None for c in REQUIRED_COLUMNS):
+                raise CaseTableError(f"{path}:{n}: the row has {len(row.get(None) or []) + sum(v is not None for k, v in row.items() if k is not None)} "
+                                     f"cells; the header has {len(reader.fieldnames or ())}")
             try:
-                op = OPS[row["op"].strip()]
-                dts = parse_dtypes(row["dtypes"])
-                names = {a.name for a in op.attrs}
-                beta = float(row["beta"]) if row.get("beta", "").strip() else (1.0 if "beta" in names else None)
-                lt = row.get("log_target", "").strip()
-                log_target = bool(int(lt)) if lt else (False if "log_target" in names else None)
-                case = Case(op=op.name, soc=get_soc(row["soc"].strip()).name,
-                            shapes=tuple(parse_shape(row[k]) for k in ("grad_shape", "self_shape", "target_shape")),
-                            dtypes=dts, reduction=row["reduction"].strip() or "mean", beta=beta, log_target=log_target,
-                            values=(row.get("values") or "uniform").strip(), seed=int(row.get("seed") or 0),
-                            standard=(row.get("standard") or "auto").strip(),
-                            reference=(row.get("reference") or "auto").strip(),
-                            threshold_scale=float(row.get("threshold_scale") or 1.0),
-                            id=(row.get("id") or "").strip())
-            except (KeyError, ValueError) as exc:
-                raise ValueError(f"{path}:{n}: {exc}") from exc
+                case = _case_from_row(row)
+            except (KeyError, ValueError) as exc:  # LossGradError is a ValueError
+                raise CaseTableError(f"{path}:{n}: {exc}") from None
+            if case.id in seen:
+                raise CaseTableError(f"{path}:{n}: duplicate id {case.id!r} (row {seen[case.id]} has it)")
+            seen[case.id] = n
             out.append(case)
     return out
