@@ -14,13 +14,15 @@ from _twin_common import ARCHS, KERNELS, SOCS
 
 SOURCE = KERNELS / "strict.cpp"
 ALL = ARCHS
+QUEUE_IDS = (2201, 2002, 1001)  # architectures whose TQue takes event IDs from the per-event-type pools
 N = 64
 
 # name: (tiling key, API named in the fault, message substring, archs where the broken variant must fault)
 SCENARIOS = {
     "ub_capacity": (1, "TPipe::InitBuffer", "UB exhausted", ALL),
     "buffer_limit_64": (2, "TPipe::InitBuffer", "more than 64 buffers in one TPipe", ALL),
-    "live_tensors_per_position": (3, "TQue::AllocTensor", "tensors of position VECIN allocated and not freed", ALL),
+    # NpuArch 3510 vector cores synchronise TQue buffers with buffer IDs (see buffer_ids_3510), not event IDs
+    "free_event_ids_exhausted": (3, "TQue::FreeTensor", "no free event ID of HardEvent::V_MTE2", QUEUE_IDS),
     "operand_alignment_32": (4, "Add", "src0 start address 0x4 is not 32-byte aligned", ALL),
     "deque_empty": (5, "TQue::DeQue", "DeQue on an empty queue", ALL),
     "enque_beyond_depth": (6, "TQue::EnQue", "queue depth 1 exceeded", ALL),
@@ -83,15 +85,58 @@ SCENARIOS = {
     "ub_to_ub_copy_beyond_65535_blocks": (60, "DataCopy(UB->UB)", "blocks of 32 bytes exceed the 65535", ALL),
     "reducesum_dst_inside_src": (61, "ReduceSum", "dst (UB 0x0, 2 bytes) overlaps src", ALL),
     "level0_compare_partial_mask_register": (62, "Compare", "partial mask", ALL),
+    # event IDs: one pool per HardEvent and core, shared by TQue and the kernel's AllocEventID
+    "three_double_buffered_vecin": (63, "TQue::FreeTensor",
+                                    "no free event ID of HardEvent::V_MTE2: all 4 IDs of its pool are held (4 by TQue "
+                                    "FreeTensor, 0 by TQue EnQue, 0 by the kernel's AllocEventID); NpuArch 1001 has 4",
+                                    (1001,)),
+    "kernel_ids_share_pool": (64, "TQue::FreeTensor", "(1 by TQue FreeTensor, 0 by TQue EnQue, ", QUEUE_IDS),
+    "enque_holds_ids": (65, "TQue::EnQue", "no free event ID of HardEvent::MTE2_V", QUEUE_IDS),
+    "setflag_on_queue_id": (66, "SetFlag", "HardEvent::V_MTE2 id 0 set twice without a WaitFlag (undefined; hangs on "
+                            "hardware); the ID is held by a TQue buffer freed by FreeTensor", QUEUE_IDS),
+    "waitflag_on_queue_id": (67, "TQue::AllocTensor", "HardEvent::V_MTE2 id 0 waited without a matching SetFlag "
+                             "(hangs on hardware); the kernel's own WaitFlag consumed a flag the TQue had set",
+                             QUEUE_IDS),
+    "buffer_ids_3510": (68, "TPipe::InitBuffer", "more than 28 TQue buffers in one TPipe", (3510,)),
+    # the scalar data cache: 64-byte lines, write-back
+    "scalar_line_two_cores": (69, "GlobalTensor::SetValue", "cores 0 and 1 both write the 64-byte line [0, 64) of GM "
+                              "argument 1 with SetValue", ALL),
+    "scalar_line_then_mte3": (70, "DataCopy", "MTE3 writes bytes [32, 64) of GM argument 1, inside the 64-byte line "
+                              "[0, 64) that holds SetValue data still dirty", ALL),
+    "stale_getvalue": (71, "GlobalTensor::GetValue", "stale read of GM argument 1 bytes [4, 8): its 64-byte line "
+                       "[0, 64) was in this core's data cache before DataCopy (MTE3) wrote GM there", ALL),
+    "setvalue_into_stale_line": (72, "GlobalTensor::SetValue", "SetValue into the 64-byte line [0, 64) of GM argument "
+                                 "1, which was in this core's data cache before DataCopy (MTE3) wrote GM there", ALL),
+    "mte2_reads_dirty_line": (73, "DataCopy", "MTE2 reads bytes [0, 32) of GM argument 1, inside the 64-byte line "
+                              "[0, 64) that holds SetValue data still dirty", ALL),
+    "scalar_line_vs_other_core_dma": (74, "GM write", "core 1 wrote bytes [32, 64) of GM argument 1 by DMA inside the "
+                                      "64-byte line [0, 64) that core 0 wrote with GlobalTensor::SetValue", ALL),
+    "dcci_ub_does_not_flush_gm": (75, "DataCopy", "MTE3 writes bytes [32, 64) of GM argument 1", (2201, 3510)),
+    # auto-sync: the same code faults with auto_sync=False and runs with auto_sync=True (AUTO_SYNC_PAIRS)
+    "auto_v_s": (76, "LocalTensor::GetValue", "no V->S synchronisation", ALL),
+    "auto_s_v": (77, "Adds", "no S->V synchronisation", ALL),
+    "auto_s_mte3": (78, "DataCopy", "no S->MTE3 synchronisation", ALL),
+    "auto_mte2_s": (79, "LocalTensor::GetValue", "no MTE2->S synchronisation", ALL),
+    # one pad-value register: DataCopyPad(isPad=true) sets what a later isPad=false copy pads with
+    "pad_register_from_ispad": (80, "Muls", "reads UB byte 0x14 that was never written", (2201, 3510)),
+    "global_buffer_larger_than_host": (81, "GlobalTensor::SetValue", "past the end of GM argument 1 (256 bytes)", ALL),
 }
+
+# Kernels run on two cores (the fault names core 1).
+TWO_CORES = {"cross_core_gm_write_overlap", "scalar_line_two_cores", "scalar_line_vs_other_core_dma"}
+# Missing manual synchronisation that bisheng's --cce-auto-sync=on would insert: checked with auto_sync=False.
+MANUAL_SYNC = {"missing_v_to_s_sync", "missing_s_to_v_sync"}
+# The broken code itself is the correct twin once auto-sync is on.
+AUTO_SYNC_PAIRS = {"auto_v_s", "auto_s_v", "auto_s_mte3", "auto_mte2_s"}
+EVENT_ID_SCENARIOS = {"free_event_ids_exhausted", "kernel_ids_share_pool", "enque_holds_ids"}
 
 
 def _param(name: str, arch: int) -> int:
     soc = get_soc(SOCS[arch])
     if name == "ub_capacity":
         return soc.ub_kernel_bytes
-    if name == "live_tensors_per_position":
-        return soc.arch.events_per_position
+    if name in EVENT_ID_SCENARIOS:  # QUE_MAX_EVENT: event IDs per HardEvent
+        return 4 if arch == 1001 else 8
     if name == "event_id_out_of_range":
         return 4 if arch == 1001 else 8
     return 0
@@ -102,11 +147,15 @@ def launch(name: str, arch: int, good: bool):
     x = np.arange(N, dtype=np.float32)
     y = np.zeros(N, np.float32)
     z = np.zeros(8, np.float32)
+    auto_sync = name not in MANUAL_SYNC
+    if name in AUTO_SYNC_PAIRS:  # one code, two compiler settings
+        auto_sync, good = good, False
     tiling = struct.pack("<4I", int(good), N, _param(name, arch), 0)
     if name == "tiling_shorter_than_struct" and not good:
         tiling = tiling[:8]
-    block_dim = 2 if name == "cross_core_gm_write_overlap" else 1
-    return run_kernel(SOURCE, "strict", block_dim, [x, y, z, tiling], soc=SOCS[arch], tiling_key=key)
+    block_dim = 2 if name in TWO_CORES else 1
+    return run_kernel(SOURCE, "strict", block_dim, [x, y, z, tiling], soc=SOCS[arch], tiling_key=key,
+                      auto_sync=auto_sync)
 
 
 CASES = [(name, arch) for name in SCENARIOS for arch in ALL]
@@ -123,7 +172,7 @@ def test_broken_kernel_is_rejected(name, arch):
     fault = e.value
     assert message in str(fault), str(fault)
     assert fault.api == api, str(fault)
-    assert fault.core == (1 if name == "cross_core_gm_write_overlap" else 0), str(fault)
+    assert fault.core == (1 if name in TWO_CORES else 0), str(fault)
 
 
 @pytest.mark.parametrize("name,arch", CASES, ids=[f"{n}-{a}" for n, a in CASES])
@@ -132,5 +181,5 @@ def test_correct_twin_passes(name, arch):
 
 
 def test_suite_size():
-    assert len(SCENARIOS) >= 40
+    assert len(SCENARIOS) >= 80
     assert len({s[0] for s in SCENARIOS.values()}) == len(SCENARIOS)

@@ -66,6 +66,10 @@ class CoreReport:
     copy_bytes_max: int
     copies_below_16k: int
     api: Mapping[str, ApiCount]
+    # Most event IDs held at once per HardEvent name ("V_MTE2", "MTE2_V", ...), by the TQue internals and the
+    # kernel's AllocEventID together (the pool QUE_MAX_EVENT bounds: 8, 4 on NpuArch 1001); absent = never used.
+    event_ids_peak: Mapping[str, int] = field(default_factory=dict)
+    buffer_ids_peak: int = 0  # NpuArch 3510: TQue buffer IDs allocated at once (28 exist)
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,8 @@ def _parse(raw: Mapping[str, Any], kernel: str, soc: Soc, compile_s: float, cach
             vec_elements=c["vec_elements"], copy_count=c["copy_bytes"]["count"],
             copy_bytes_min=c["copy_bytes"]["min"], copy_bytes_max=c["copy_bytes"]["max"],
             copies_below_16k=c["copy_bytes"]["below_16k"],
-            api={k: ApiCount(*v) for k, v in c["api"].items()})
+            api={k: ApiCount(*v) for k, v in c["api"].items()},
+            event_ids_peak=dict(c["event_ids_peak"]), buffer_ids_peak=c["buffer_ids_peak"])
         for c in raw["cores"])
     buffers = tuple(
         BufferReport(index=i, size=b["size"], read_distinct=b["read_distinct"], write_distinct=b["write_distinct"],
@@ -181,6 +186,8 @@ def _load_locked(path: str) -> ctypes.CDLL:
                                     ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64]
         lib.twin_launch.restype = ctypes.c_int
         lib.twin_result.restype = ctypes.c_char_p
+        lib.twin_set_auto_sync.argtypes = [ctypes.c_int]
+        lib.twin_set_auto_sync.restype = None
         _LIBS[path] = lib
     return lib
 
@@ -200,8 +207,12 @@ def _gm_buffer(i: int, arg: Any) -> np.ndarray:
 
 def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: int, args: Sequence[Any], *,
                soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
-               defines: Mapping[str, object] | None = None, tiling_key: int = 0) -> Report:
-    """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture."""
+               defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True) -> Report:
+    """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture.
+
+    `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
+    (LocalTensor GetValue/SetValue) with PIPE_V/MTE2/MTE3 both ways. `False` demands that synchronisation explicitly.
+    A run-time switch of the same library: no rebuild."""
     soc_ = get_soc(soc)
     if not 1 <= int(block_dim) <= 65535:
         raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
@@ -215,6 +226,7 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     ptrs = (ctypes.c_void_p * max(1, len(keep)))(*[b.ctypes.data for b in keep])
     sizes = (ctypes.c_uint64 * max(1, len(keep)))(*[b.nbytes for b in buffers])
     with _lock(str(built.path)):
+        lib.twin_set_auto_sync(1 if auto_sync else 0)
         status = lib.twin_launch(int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
         raw = json.loads(lib.twin_result().decode())
     if status != 0:

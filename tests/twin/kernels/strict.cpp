@@ -24,7 +24,34 @@ enum Key : uint32_t {
     CAST_OVERLAP, CMP_INT32_MODE, CMPMASK_UNSET, INT_DIV_ZERO, NO_PIPE, DATACOPY_UB_UNALIGNED, LOCAL_OFFSET,
     BARRIER_BEFORE_COPY, TBUF_AFTER_RESET, TQUE_AFTER_RESET, MTE2_OVERLAPPING_COPIES, UB_COPY_TOO_LONG,
     REDUCE_DST_IN_SRC, CMP_L0_REGISTER_MASK,
+    // event IDs of TQue and TPipe (one pool per HardEvent and core), NpuArch 3510 buffer IDs
+    THREE_DOUBLE_BUFFERED_VECIN, KERNEL_IDS_SHARE_POOL, ENQUE_HOLDS_IDS, SETFLAG_ON_QUEUE_ID, WAITFLAG_ON_QUEUE_ID,
+    BUFFER_IDS_3510,
+    // the scalar data cache
+    SCALAR_LINE_TWO_CORES, SCALAR_LINE_THEN_MTE3, STALE_GETVALUE, SETVALUE_INTO_STALE_LINE, MTE2_READS_DIRTY_LINE,
+    SCALAR_LINE_VS_OTHER_CORE_DMA, DCCI_UB_DOES_NOT_FLUSH_GM,
+    // auto-sync (broken code; the harness runs it with auto_sync=False and True)
+    AUTO_V_S, AUTO_S_V, AUTO_S_MTE3, AUTO_MTE2_S,
+    // the shared pad-value register, GlobalTensor sizes
+    PAD_REGISTER_FROM_ISPAD, GLOBAL_BUFFER_LARGER_THAN_HOST,
+    // value checks (not pairs): allocation order, pad register contents
+    ALLOC_ORDER = 200, PAD_REGISTER_VALUES, FREE_WITHOUT_ENQUE,
 };
+
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+#define STRICT_HAS_DCCI 1
+// Clean and invalidate the data-cache line holding g[0] (2201/3510 form with DcciDst).
+template <typename T> inline void FlushLine(const GlobalTensor<T>& g) {
+    DataCacheCleanAndInvalid<T, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(g);
+}
+#elif __NPU_ARCH__ == 2002
+#define STRICT_HAS_DCCI 1
+template <typename T> inline void FlushLine(const GlobalTensor<T>& g) {
+    DataCacheCleanAndInvalid<T, CacheLine::SINGLE_CACHE_LINE>(g);  // 2002 has only the form without DcciDst
+}
+#else
+#define STRICT_HAS_DCCI 0  // NpuArch 1001 has no DataCacheCleanAndInvalid: the good variants keep lines apart
+#endif
 
 using F = float;
 
@@ -491,6 +518,254 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             Compare<F, uint8_t, false>(s[256].ReinterpretCast<uint8_t>(), s, s[64], CMPMODE::LT, MASK_PLACEHOLDER, 1,
                                        BinaryRepeatParams());
             ResetMask();
+            break;
+        }
+
+        // ---- event IDs ----------------------------------------------------------------------------------------
+        case THREE_DOUBLE_BUFFERED_VECIN: {  // three VECIN queues over 2 tiles: each FreeTensor reserves a V_MTE2
+            // ID until that buffer is allocated again, and allocation rotates 0, 1, 0, 1: 6 IDs held after tile 2
+            TQue<TPosition::VECIN, 1> a, b, c;
+            const uint8_t num = good ? 1 : 2;
+            pipe->InitBuffer(a, num, 32);
+            pipe->InitBuffer(b, num, 32);
+            pipe->InitBuffer(c, num, 32);
+            for (uint32_t tile = 0; tile < 2; ++tile) {
+                LocalTensor<F> ta = a.AllocTensor<F>(), tb = b.AllocTensor<F>(), tc = c.AllocTensor<F>();
+                DataCopy(ta, xGm[tile * 8], 8);
+                DataCopy(tb, xGm[tile * 8], 8);
+                DataCopy(tc, xGm[tile * 8], 8);
+                a.EnQue(ta);
+                b.EnQue(tb);
+                c.EnQue(tc);
+                ta = a.DeQue<F>();
+                tb = b.DeQue<F>();
+                tc = c.DeQue<F>();
+                Add(ta, ta, tb, 8);
+                Add(ta, ta, tc, 8);
+                a.FreeTensor(ta);
+                b.FreeTensor(tb);
+                c.FreeTensor(tc);
+            }
+            break;
+        }
+        case KERNEL_IDS_SHARE_POOL: {  // param = IDs per event type; the kernel holds param-1 (good: param-2)
+            TEventID held[8];
+            const uint32_t k = good ? t.param - 2 : t.param - 1;
+            for (uint32_t i = 0; i < k; ++i) held[i] = pipe->AllocEventID<HardEvent::V_MTE2>();
+            pipe->InitBuffer(q, 2, 32);
+            for (uint32_t tile = 0; tile < 2; ++tile) {  // buffer 0, then buffer 1: two IDs held by the queue
+                LocalTensor<F> a = q.AllocTensor<F>();
+                Duplicate(a, 1.0f, 8);
+                q.FreeTensor(a);
+            }
+            for (uint32_t i = 0; i < k; ++i) pipe->ReleaseEventID<HardEvent::V_MTE2>(held[i]);
+            break;
+        }
+        case ENQUE_HOLDS_IDS: {  // every enqueued buffer holds an MTE2_V ID until DeQue
+            TQue<TPosition::VECIN, 9> deep;
+            const uint32_t k = good ? t.param : t.param + 1;
+            pipe->InitBuffer(deep, static_cast<uint8_t>(k), 32);
+            LocalTensor<F> ts[9];
+            for (uint32_t i = 0; i < k; ++i) {
+                ts[i] = deep.AllocTensor<F>();
+                DataCopy(ts[i], xGm, 8);
+                deep.EnQue(ts[i]);
+            }
+            for (uint32_t i = 0; i < k; ++i) ts[i] = deep.DeQue<F>();
+            for (uint32_t i = 0; i < k; ++i) deep.FreeTensor(ts[i]);
+            break;
+        }
+        case SETFLAG_ON_QUEUE_ID: {  // after FreeTensor the queue holds V_MTE2 id 0 with its flag set
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            Duplicate(a, 1.0f, 8);
+            q.FreeTensor(a);
+            const int32_t id = good ? pipe->FetchEventID<HardEvent::V_MTE2>() : 0;
+            SetFlag<HardEvent::V_MTE2>(id);
+            WaitFlag<HardEvent::V_MTE2>(id);
+            break;
+        }
+        case WAITFLAG_ON_QUEUE_ID: {  // a kernel WaitFlag consumes the flag the queue set: the next AllocTensor hangs
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            Duplicate(a, 1.0f, 8);
+            q.FreeTensor(a);
+#if __NPU_ARCH__ != 3510
+            if (!good) WaitFlag<HardEvent::V_MTE2>(0);
+#endif
+            a = q.AllocTensor<F>();
+            q.FreeTensor(a);
+            break;
+        }
+        case BUFFER_IDS_3510: {  // NpuArch 3510: 28 TQue buffer IDs per TPipe
+            pipe->InitBuffer(q, 20, 32);
+            pipe->InitBuffer(q2, good ? 8 : 9, 32);
+            break;
+        }
+        // ---- the scalar data cache (64-byte lines) --------------------------------------------------------------
+        case SCALAR_LINE_TWO_CORES: {  // block_dim 2: broken writes y[0] and y[1], one line; good is 16 floats apart
+            const uint32_t at = GetBlockIdx() * (good ? 16 : 1);
+            yGm.SetValue(at, 10.0f + GetBlockIdx());
+#if STRICT_HAS_DCCI
+            FlushLine(yGm[at]);
+#endif
+            break;
+        }
+        case SCALAR_LINE_THEN_MTE3: {  // SetValue y[0], then MTE3 writes y[8..16) of the same line
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            yGm.SetValue(0, 3.0f);
+#if STRICT_HAS_DCCI
+            if (good) FlushLine(yGm);
+            const uint32_t dst = 8;
+#else
+            const uint32_t dst = good ? 16 : 8;
+#endif
+            Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm[dst], s, 8);
+            break;
+        }
+        case STALE_GETVALUE: {  // GetValue caches y's first line; MTE3 then writes it; a second GetValue is stale
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            F v = yGm.GetValue(0);
+            Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm, s, 8);
+            Sync<HardEvent::MTE3_S>();
+#if STRICT_HAS_DCCI
+            if (good) FlushLine(yGm);
+            v += yGm.GetValue(1);
+#else
+            v += yGm.GetValue(good ? 16 : 1);
+#endif
+            (void)v;
+            break;
+        }
+        case SETVALUE_INTO_STALE_LINE: {  // the write-back of the stale line would undo the DataCopy
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            (void)yGm.GetValue(12);
+            Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm, s, 8);
+            Sync<HardEvent::MTE3_S>();
+#if STRICT_HAS_DCCI
+            if (good) FlushLine(yGm);
+            yGm.SetValue(12, 5.0f);
+#else
+            yGm.SetValue(good ? 16 : 12, 5.0f);
+#endif
+            break;
+        }
+        case MTE2_READS_DIRTY_LINE: {  // the SetValue data is still in the cache when MTE2 reads the line
+            pipe->InitBuffer(buf, 64);
+            LocalTensor<F> s = buf.Get<F>();
+            yGm.SetValue(2, 4.0f);
+#if STRICT_HAS_DCCI
+            if (good) FlushLine(yGm);
+            DataCopy(s, yGm, 8);
+#else
+            DataCopy(s, yGm[good ? 16 : 0], 8);
+#endif
+            break;
+        }
+        case SCALAR_LINE_VS_OTHER_CORE_DMA: {  // block_dim 2: core 0 SetValue y[0], core 1 DataCopy into the line
+            if (GetBlockIdx() == 0) {
+                yGm.SetValue(0, 1.0f);
+            } else {
+                LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+                Sync<HardEvent::V_MTE3>();
+                DataCopy(yGm[good ? 16 : 8], s, 8);
+            }
+            break;
+        }
+        case DCCI_UB_DOES_NOT_FLUSH_GM: {
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            yGm.SetValue(0, 2.0f);
+            if (good) {
+                DataCacheCleanAndInvalid<F, CacheLine::ENTIRE_DATA_CACHE, DcciDst::CACHELINE_OUT>(yGm);
+            } else {
+                DataCacheCleanAndInvalid<F, CacheLine::ENTIRE_DATA_CACHE, DcciDst::CACHELINE_UB>(yGm);
+            }
+            Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm[8], s, 8);
+#endif
+            break;
+        }
+        // ---- auto-sync: no manual synchronisation around scalar UB access ----------------------------------------
+        case AUTO_V_S: {
+            LocalTensor<F> s = Scratch(pipe, buf, 256, 64);
+            yGm.SetValue(0, s.GetValue(3));
+            break;
+        }
+        case AUTO_S_V: {
+            LocalTensor<F> s = Scratch(pipe, buf, 512, 0);
+            for (uint32_t i = 0; i < 64; ++i) s.SetValue(i, 1.0f);
+            Adds(s[64], s, 1.0f, 64);
+            break;
+        }
+        case AUTO_S_MTE3: {
+            pipe->InitBuffer(buf, 32);
+            LocalTensor<F> s = buf.Get<F>();
+            for (uint32_t i = 0; i < 8; ++i) s.SetValue(i, static_cast<F>(i));
+            DataCopy(yGm, s, 8);
+            break;
+        }
+        case AUTO_MTE2_S: {
+            pipe->InitBuffer(buf, 32);
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopy(s, xGm, 8);
+            yGm.SetValue(0, s.GetValue(5));
+            break;
+        }
+        // ---- pad register, GlobalTensor size -------------------------------------------------------------------
+        case PAD_REGISTER_FROM_ISPAD: {  // isPad=true sets the register; a later isPad=false copy pads with it
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            pipe->InitBuffer(buf, 128);
+            LocalTensor<F> s = buf.Get<F>();
+            if (good) DataCopyPad(s[16], xGm, DataCopyExtParams(1, 5 * sizeof(F), 0, 0, 0),
+                                  DataCopyPadExtParams<F>(true, 0, 3, 7.0f));
+            DataCopyPad(s, xGm, DataCopyExtParams(1, 5 * sizeof(F), 0, 0, 0),
+                        DataCopyPadExtParams<F>(false, 0, 3, 0.0f));
+            Sync<HardEvent::MTE2_V>();
+            Muls(s[24], s, 2.0f, 8);
+#endif
+            break;
+        }
+        case GLOBAL_BUFFER_LARGER_THAN_HOST: {  // y has n floats; declaring 4n is legal, touching element n is not
+            GlobalTensor<F> big;
+            big.SetGlobalBuffer((__gm__ F*)y, 4 * n);
+            big.SetValue(good ? n - 1 : n, 1.0f);
+            break;
+        }
+        // ---- value checks --------------------------------------------------------------------------------------
+        case ALLOC_ORDER: {  // y[i] = UB address of the i-th AllocTensor of a 3-buffer queue, freed right away
+            pipe->InitBuffer(q, 3, 32);
+            for (uint32_t i = 0; i < 5; ++i) {
+                LocalTensor<F> a = q.AllocTensor<F>();
+                yGm.SetValue(i, static_cast<F>(a.GetPhyAddr()));
+                q.FreeTensor(a);
+            }
+            break;
+        }
+        case PAD_REGISTER_VALUES: {  // y[0..8): SetPadValue(1) then isPad=true (7): the register holds 7
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            pipe->InitBuffer(buf, 128);
+            LocalTensor<F> s = buf.Get<F>();
+            SetPadValue(1.0f);
+            DataCopyPad(s[16], xGm, DataCopyExtParams(1, 5 * sizeof(F), 0, 0, 0),
+                        DataCopyPadExtParams<F>(true, 0, 3, 7.0f));
+            DataCopyPad(s, xGm, DataCopyExtParams(1, 5 * sizeof(F), 0, 0, 0),
+                        DataCopyPadExtParams<F>(false, 0, 3, 0.0f));
+            Sync<HardEvent::MTE2_MTE3>();
+            DataCopy(yGm, s, 8);
+#endif
+            break;
+        }
+        case FREE_WITHOUT_ENQUE: {  // legal: a buffer may be freed without ever being enqueued
+            pipe->InitBuffer(q, 2, 32);
+            for (uint32_t i = 0; i < 4; ++i) {
+                LocalTensor<F> a = q.AllocTensor<F>();
+                Duplicate(a, 1.0f, 8);
+                q.FreeTensor(a);
+            }
             break;
         }
         default:

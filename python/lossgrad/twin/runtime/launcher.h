@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -84,6 +85,41 @@ inline void CheckCrossCoreWrites() {
     }
 }
 
+// A 64-byte line one core wrote with SetValue and another core wrote by DMA: the cores run unordered, and the
+// scalar core writes the whole line back, so either side's bytes may be lost (SetValue.md, 缓存一致性.md).
+inline void CheckCrossCoreLines() {
+    if (Rt().scalarLineWriter.empty()) return;
+    std::map<int, std::vector<std::pair<uint64_t, int32_t>>> lines;  // buffer -> (line offset, scalar core)
+    for (const auto& kv : Rt().scalarLineWriter) lines[KeyBuf(kv.first)].push_back({KeyOff(kv.first), kv.second});
+    for (auto& bl : lines) {
+        std::vector<Interval> w = Rt().gm[bl.first].writes;
+        std::sort(w.begin(), w.end(), [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
+        std::vector<uint64_t> maxEnd(w.size());
+        for (size_t i = 0; i < w.size(); ++i) maxEnd[i] = std::max(i ? maxEnd[i - 1] : 0, w[i].end);
+        std::sort(bl.second.begin(), bl.second.end());
+        for (const auto& line : bl.second) {
+            const uint64_t lo = line.first, hi = lo + kLine;
+            size_t j = std::lower_bound(w.begin(), w.end(), hi,
+                                        [](const Interval& x, uint64_t v) { return x.begin < v; }) - w.begin();
+            while (j > 0 && maxEnd[j - 1] > lo) {
+                --j;
+                if (w[j].end > lo && w[j].core != line.second) {
+                    char msg[400];
+                    std::snprintf(msg, sizeof msg,
+                                  "core %d: GM write: core %d wrote bytes [%llu, %llu) of GM argument %d by DMA inside "
+                                  "the 64-byte line [%llu, %llu) that core %d wrote with GlobalTensor::SetValue: the "
+                                  "cores run unordered and the data cache writes the whole line back, so either "
+                                  "core's bytes can be lost (keep scalar-written lines of different cores apart)",
+                                  std::max(w[j].core, line.second), w[j].core, (unsigned long long)std::max(lo, w[j].begin),
+                                  (unsigned long long)std::min(hi, w[j].end), bl.first, (unsigned long long)lo,
+                                  (unsigned long long)hi, line.second);
+                    throw KernelFaultError(msg);
+                }
+            }
+        }
+    }
+}
+
 inline void CheckCoreEnd(CoreState& c) {
     if (!Rt().pendingFault.empty()) throw KernelFaultError(Rt().pendingFault);
     for (const auto& kv : c.flags)
@@ -93,18 +129,21 @@ inline void CheckCoreEnd(CoreState& c) {
                                            "SetFlag at kernel end)", c.idx, kv.first / 16, kv.first % 16);
             throw KernelFaultError(msg);
         }
-    for (const auto& kv : c.allocatedEvents)
-        if (kv.second) {
-            char msg[200];
-            std::snprintf(msg, sizeof msg, "core %d: TPipe::AllocEventID: event %d id %d never released",
-                          c.idx, kv.first / 16, kv.first % 16);
-            throw KernelFaultError(msg);
-        }
+    for (int e = 0; e < kHardEventCount; ++e)
+        for (int id = 0; id < 16; ++id)
+            if (c.eventOwner[e][id] == IdOwner::KERNEL) {
+                char msg[200];
+                std::snprintf(msg, sizeof msg, "core %d: TPipe::AllocEventID: event HardEvent::%s id %d never released",
+                              c.idx, HardEventName(e), id);
+                throw KernelFaultError(msg);
+            }
     if (c.pipe != nullptr) {
         char msg[160];
         std::snprintf(msg, sizeof msg, "core %d: TPipe: a TPipe outlived the kernel call", c.idx);
         throw KernelFaultError(msg);
     }
+    // The DCCI bisheng puts at the kernel's tail by default (no --cce-no-dcache-flush) writes dirty lines back.
+    FlushAllLines();
 }
 
 inline void ResetCore(CoreState& c, int idx, int num) {
@@ -122,7 +161,11 @@ inline void ResetCore(CoreState& c, int idx, int num) {
     c.poolCursor = 0;
     c.buffersUsed = 0;
     c.flags.clear();
-    c.allocatedEvents.clear();
+    std::memset(c.eventOccupy, 0, sizeof c.eventOccupy);
+    std::memset(c.eventOwner, 0, sizeof c.eventOwner);
+    c.bufferIds = 0;
+    c.dcache.clear();
+    c.dirtyLines = 0;
     c.padValueSet = false;
     c.epochs = 0;
     c.vmask = VectorMaskState{};
@@ -150,7 +193,15 @@ inline std::string ReportJson(int blockDim, const std::string& fault, double sec
           << ",\"data_copy_pad_calls\":" << c.dataCopyPadCalls << ",\"ub_peak_bytes\":" << c.ubPeakBytes
           << ",\"tiles\":" << c.tiles << ",\"vec_repeats\":" << c.vecRepeats << ",\"vec_elements\":" << c.vecElements
           << ",\"copy_bytes\":{\"count\":" << c.dataCopyBytes.size() << ",\"min\":" << mn << ",\"max\":" << mx
-          << ",\"below_16k\":" << small << ",\"total\":" << total << "},\"api\":{";
+          << ",\"below_16k\":" << small << ",\"total\":" << total << "},\"buffer_ids_peak\":" << c.bufferIdsPeak
+          << ",\"event_ids_peak\":{";
+        bool firstEvent = true;
+        for (int e = 0; e < kHardEventCount; ++e)
+            if (c.eventIdsPeak[e] != 0) {
+                o << (firstEvent ? "" : ",") << "\"" << HardEventName(e) << "\":" << int(c.eventIdsPeak[e]);
+                firstEvent = false;
+            }
+        o << "},\"api\":{";
         bool first = true;
         for (const auto& kv : c.api) {
             o << (first ? "" : ",") << "\"" << JsonEscape(kv.first) << "\":[" << kv.second.calls << ","
@@ -191,6 +242,7 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     rt.perCore.clear();
     rt.pendingFault.clear();
     rt.tilingKey = tilingKey;
+    rt.scalarLineWriter.clear();
     for (int i = 0; i < nargs; ++i) {
         GmBuffer b;
         b.base = static_cast<uint8_t*>(ptrs[i]);
@@ -220,6 +272,7 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     }
     if (fault.empty()) {
         try {
+            CheckCrossCoreLines();
             CheckCrossCoreWrites();
         } catch (const KernelFaultError& e) {
             fault = e.what();
@@ -229,5 +282,8 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     Result().json = ReportJson(blockDim, fault, secs);
     return fault.empty() ? 0 : 1;
 }
+
+// Run-time options of the next launches (no rebuild): 1 = bisheng --cce-auto-sync=on, 0 = off.
+extern "C" __attribute__((visibility("default"))) void twin_set_auto_sync(int on) { twin::Rt().autoSync = on != 0; }
 
 extern "C" __attribute__((visibility("default"))) const char* twin_result() { return twin::Result().json.c_str(); }

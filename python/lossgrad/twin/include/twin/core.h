@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "config.h"
@@ -55,6 +56,9 @@ struct Knowledge {
     uint64_t done[P_COUNT] = {0, 0, 0, 0};
 };
 
+// Number of AscendC::HardEvent values (HardEvent::MAX); pipe.h checks it against the enum.
+constexpr int kHardEventCount = 35;
+
 // ----------------------------------------------------------------------------------------------------------------
 // Counters
 // ----------------------------------------------------------------------------------------------------------------
@@ -73,6 +77,8 @@ struct CoreCounters {
     uint64_t vecRepeats = 0, vecElements = 0;
     std::map<std::string, ApiCount> api;
     std::vector<uint64_t> dataCopyBytes;  // bytes moved per DataCopy/DataCopyPad call (GM side), in call order
+    uint8_t eventIdsPeak[kHardEventCount] = {};  // per HardEvent: most IDs of its pool held at once
+    uint32_t bufferIdsPeak = 0;                  // NpuArch 3510: TQue buffer (mutex) IDs allocated at once
 };
 
 // ----------------------------------------------------------------------------------------------------------------
@@ -101,6 +107,21 @@ struct Slot {
     uint32_t epoch = 0;         // renewed on alloc/free so stale LocalTensor handles are caught
     const void* owner = nullptr;
     Knowledge freeRecord;       // consumer's knowledge at FreeTensor (WAR sync for the next AllocTensor)
+    int8_t freeEvtId = -1;      // ID of the queue's free event reserved by FreeTensor until the next AllocTensor
+    int8_t freeEvt = -1;        // its HardEvent
+    int8_t enqEvtId = -1;       // ID of the queue's enqueue event held from EnQue to DeQue
+};
+
+// Who holds an event ID of a per-core pool (asc-devkit impl/basic_api/kernel_tpipe_impl.h: one pool per HardEvent,
+// shared by the TQue internals and the kernel's own TPipe::AllocEventID).
+enum class IdOwner : uint8_t { NONE, KERNEL, QUE_FREE, QUE_ENQUE };
+
+// One 64-byte line of a core's scalar data cache (DCache), keyed by GM buffer and line index within the buffer.
+struct CacheLine {
+    uint8_t bytes[64];
+    uint32_t valid = 0;          // bytes of the line inside the host buffer
+    bool dirty = false;          // written by SetValue since it was cached
+    const char* staleBy = nullptr;  // an MTE3 write changed the GM bytes after the line was cached
 };
 
 struct Flag {
@@ -131,8 +152,12 @@ struct CoreState {
     uint32_t poolCursor = 0;           // bump allocator inside the TPipe pool
     uint32_t buffersUsed = 0;          // InitBuffer buffers (limit 64)
     std::map<int, Flag> flags;         // key: event * 16 + id
-    std::map<int, bool> allocatedEvents;  // key: event * 16 + id (AllocEventID without ReleaseEventID)
-    bool padValueSet = false;
+    uint32_t eventOccupy[kHardEventCount] = {};       // per HardEvent: bit i set = ID i held
+    IdOwner eventOwner[kHardEventCount][16] = {};
+    uint32_t bufferIds = 0;            // NpuArch 3510: TQue buffer IDs allocated by InitBuffer
+    std::map<uint64_t, CacheLine> dcache;  // key: GM buffer << 40 | line index
+    uint32_t dirtyLines = 0;
+    bool padValueSet = false;          // the MOV_PAD_VAL register: SetPadValue and DataCopyPad(isPad=true) write it
     uint64_t padValueBits = 0;
     uint32_t padValueSize = 0;
     uint32_t epochs = 0;               // epoch source: never reused within a launch
@@ -146,6 +171,8 @@ struct Runtime {
     CoreState* core = nullptr;
     std::string pendingFault;  // first fault recorded where throwing is impossible (destructors)
     uint64_t tilingKey = 0;
+    bool autoSync = true;      // bisheng --cce-auto-sync=on: S<->V/MTE2/MTE3 synchronisation inserted by the compiler
+    std::unordered_map<uint64_t, int32_t> scalarLineWriter;  // GM line (buffer << 40 | line) -> core that SetValue'd it
     std::vector<std::string> apiNames{"?"};
     uint16_t ApiId(const char* name) {
         for (size_t i = 0; i < apiNames.size(); ++i)
@@ -243,6 +270,116 @@ inline void RecordGm(int buf, const void* p, uint64_t bytes, bool write) {
 }
 
 // ----------------------------------------------------------------------------------------------------------------
+// Scalar GM access through the core's data cache (DCache): 64-byte lines, write-back. GlobalTensor::GetValue/SetValue
+// go through it; SetValue only dirties the line, which reaches GM as a whole line at DataCacheCleanAndInvalid,
+// eviction or the kernel's tail DCCI (asc-devkit docs/zh: GlobalTensor/SetValue.md, GetValue.md 约束说明,
+// DataCacheCleanAndInvalid.md, guide 缓存一致性.md and Scalar读写数据.md). Lines are counted from each GM buffer's
+// start (device allocations are at least 64-byte aligned). Where the outcome on the device is undefined the twin
+// faults. Only scalar accesses create lines, so DMA copies pay for the checks only while lines are cached.
+// ----------------------------------------------------------------------------------------------------------------
+constexpr uint64_t kLine = 64;
+
+inline uint64_t LineKey(int buf, uint64_t off) { return static_cast<uint64_t>(buf) << 40 | off / kLine; }
+inline int KeyBuf(uint64_t key) { return static_cast<int>(key >> 40); }
+inline uint64_t KeyOff(uint64_t key) { return (key & ((1ull << 40) - 1)) * kLine; }
+
+inline CacheLine& LoadLine(int buf, uint64_t off) {
+    CoreState& c = Core();
+    const uint64_t key = LineKey(buf, off);
+    auto it = c.dcache.find(key);
+    if (it != c.dcache.end()) return it->second;
+    CacheLine& l = c.dcache[key];
+    const GmBuffer& b = Rt().gm[buf];
+    const uint64_t base = KeyOff(key);
+    l.valid = static_cast<uint32_t>(std::min<uint64_t>(kLine, b.size - base));
+    std::memcpy(l.bytes, b.base + base, l.valid);
+    return l;
+}
+
+inline void WriteBack(uint64_t key, CacheLine& l) {
+    if (!l.dirty) return;
+    std::memcpy(Rt().gm[KeyBuf(key)].base + KeyOff(key), l.bytes, l.valid);
+    l.dirty = false;
+    Core().dirtyLines -= 1;
+}
+
+// DataCacheCleanAndInvalid of one line (clean = write back if dirty, invalid = drop) or of the whole cache.
+inline void FlushLine(int buf, uint64_t off) {
+    CoreState& c = Core();
+    auto it = c.dcache.find(LineKey(buf, off));
+    if (it == c.dcache.end()) return;
+    WriteBack(it->first, it->second);
+    c.dcache.erase(it);
+}
+
+inline void FlushAllLines() {
+    CoreState& c = Core();
+    for (auto& kv : c.dcache) WriteBack(kv.first, kv.second);
+    c.dcache.clear();
+}
+
+// Bytes [off, off + n) of GM buffer `buf` through the cache.
+inline void ScalarGmRead(const char* api, int buf, uint64_t off, void* out, uint64_t n) {
+    for (uint64_t done = 0; done < n;) {
+        const uint64_t at = off + done, in = at % kLine, take = std::min(n - done, kLine - in);
+        const CacheLine& l = LoadLine(buf, at);
+        if (l.staleBy != nullptr)
+            Fault(api, "stale read of GM argument %d bytes [%llu, %llu): its 64-byte line [%llu, %llu) was in this "
+                       "core's data cache before %s (MTE3) wrote GM there, so GetValue returns the old bytes; call "
+                       "DataCacheCleanAndInvalid on the line before reading it", buf, (unsigned long long)at,
+                  (unsigned long long)(at + take), (unsigned long long)(at - in),
+                  (unsigned long long)(at - in + kLine), l.staleBy);
+        std::memcpy(static_cast<uint8_t*>(out) + done, l.bytes + in, take);
+        done += take;
+    }
+}
+
+inline void ScalarGmWrite(const char* api, int buf, uint64_t off, const void* in, uint64_t n) {
+    CoreState& c = Core();
+    for (uint64_t done = 0; done < n;) {
+        const uint64_t at = off + done, pos = at % kLine, take = std::min(n - done, kLine - pos);
+        const uint64_t lo = at - pos;
+        auto w = Rt().scalarLineWriter.emplace(LineKey(buf, at), c.idx).first;
+        if (w->second != c.idx)
+            Fault(api, "cores %d and %d both write the 64-byte line [%llu, %llu) of GM argument %d with SetValue: each "
+                       "core's data cache writes the whole line back, so one core's bytes are lost at random "
+                       "(cores must write addresses at least a cache line apart)", w->second, c.idx,
+                  (unsigned long long)lo, (unsigned long long)(lo + kLine), buf);
+        CacheLine& l = LoadLine(buf, at);
+        if (l.staleBy != nullptr)
+            Fault(api, "SetValue into the 64-byte line [%llu, %llu) of GM argument %d, which was in this core's data "
+                       "cache before %s (MTE3) wrote GM there: the line's write-back would put the old bytes back; "
+                       "call DataCacheCleanAndInvalid on the line first", (unsigned long long)lo,
+                  (unsigned long long)(lo + kLine), buf, l.staleBy);
+        std::memcpy(l.bytes + pos, static_cast<const uint8_t*>(in) + done, take);
+        if (!l.dirty) {
+            l.dirty = true;
+            c.dirtyLines += 1;
+        }
+        done += take;
+    }
+}
+
+// A DMA access of GM bytes [off, off + n) of `buf` by this core: MTE3 (write) or MTE2 (read).
+inline void DmaTouchesLines(const char* api, int buf, uint64_t off, uint64_t n, bool write) {
+    CoreState& c = Core();
+    if (c.dcache.empty() || n == 0 || (!write && c.dirtyLines == 0)) return;
+    auto it = c.dcache.lower_bound(LineKey(buf, off));
+    const uint64_t last = LineKey(buf, off + n - 1);
+    for (; it != c.dcache.end() && it->first <= last; ++it) {
+        const uint64_t lo = KeyOff(it->first);
+        if (it->second.dirty)
+            Fault(api, "%s bytes [%llu, %llu) of GM argument %d, inside the 64-byte line [%llu, %llu) that holds "
+                       "SetValue data still dirty in this core's data cache: %s; call DataCacheCleanAndInvalid on "
+                       "the line after SetValue", write ? "MTE3 writes" : "MTE2 reads", (unsigned long long)off,
+                  (unsigned long long)(off + n), buf, (unsigned long long)lo, (unsigned long long)(lo + kLine),
+                  write ? "the line's later write-back overwrites what the copy wrote (or the copy overwrites the "
+                          "SetValue data)" : "the copy reads the old GM bytes");
+        if (write) it->second.staleBy = api;
+    }
+}
+
+// ----------------------------------------------------------------------------------------------------------------
 // UB access: bounds, alignment, initialisation and pipe hazards
 // ----------------------------------------------------------------------------------------------------------------
 
@@ -264,6 +401,20 @@ inline void RequireInit(const char* api, const char* operand, uint32_t addr, uin
     }
 }
 
+inline void SyncPipes(int from, int to, uint64_t seq);
+inline void Acquire(int pipe, const Knowledge& k);
+inline Knowledge Snapshot(int pipe);
+
+// bisheng --cce-auto-sync=on inserts set_flag/wait_flag between PIPE_S (LocalTensor::GetValue/SetValue, the only
+// scalar UB accesses the twin has) and PIPE_V/MTE2/MTE3, both directions (asc-devkit docs/zh/api/SIMD-API/基础API/
+// 同步控制/核内同步/关键特性说明.md, table 3). Modelled as the wait the compiler puts before the dependent access:
+// `to` learns everything `from` has issued. Returns whether the dependency is covered.
+inline bool AutoSync(int from, int to) {
+    if (!Rt().autoSync || (from != P_S && to != P_S)) return false;
+    Acquire(to, Snapshot(from));
+    return true;
+}
+
 // Record an access of `pipe` to UB [addr, addr+len) and fault on a missing cross-pipe synchronisation.
 inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool write) {
     if (len == 0) return;
@@ -272,7 +423,7 @@ inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool 
     uint64_t now = c.seq[pipe];
     for (uint32_t b = addr / 32, e = (addr + len + 31) / 32; b < e; ++b) {
         BlockState& s = c.blocks[b];
-        if (s.wpipe >= 0 && s.wpipe != pipe && s.wseq > c.sync[s.wpipe][pipe]) {
+        if (s.wpipe >= 0 && s.wpipe != pipe && s.wseq > c.sync[s.wpipe][pipe] && !AutoSync(s.wpipe, pipe)) {
             Fault(api, "%s of UB block 0x%x by pipe %s races with the earlier write by %s on pipe %s: "
                        "no %s->%s synchronisation (EnQue/DeQue, or SetFlag/WaitFlag<HardEvent::%s_%s>)",
                   write ? "write" : "read", b * 32, PipeName(pipe), Rt().apiNames[s.wapi].c_str(),
@@ -287,7 +438,7 @@ inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool 
         }
         if (write) {
             for (int r = 0; r < P_COUNT; ++r) {
-                if (r != pipe && s.rseq[r] > c.sync[r][pipe]) {
+                if (r != pipe && s.rseq[r] > c.sync[r][pipe] && !AutoSync(r, pipe)) {
                     Fault(api, "write of UB block 0x%x by pipe %s races with the earlier read by %s on pipe %s: "
                                "no %s->%s synchronisation (FreeTensor/AllocTensor, or "
                                "SetFlag/WaitFlag<HardEvent::%s_%s>)",

@@ -46,35 +46,112 @@ inline void EventPipes(AscendC::HardEvent e, int& from, int& to) {
     }
 }
 
+static_assert(static_cast<int>(AscendC::HardEvent::MAX) == kHardEventCount, "kHardEventCount must match HardEvent");
+
+inline const char* HardEventName(int e) {
+    static const char* names[] = {
+        "MTE2_MTE1", "MTE1_MTE2", "MTE1_M", "M_MTE1", "MTE2_V", "V_MTE2", "MTE3_V", "V_MTE3", "M_V", "V_M", "V_V",
+        "MTE3_MTE1", "MTE1_MTE3", "MTE1_V", "MTE2_M", "M_MTE2", "V_MTE1", "M_FIX", "FIX_M", "MTE3_MTE2", "MTE2_MTE3",
+        "S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S", "MTE2_FIX", "FIX_MTE2", "FIX_S", "M_S", "FIX_MTE3",
+        "MTE1_FIX", "FIX_MTE1", "FIX_FIX"};
+    return e >= 0 && e < kHardEventCount ? names[e] : "?";
+}
+
+// The event carrying pipe `from`'s completion to pipe `to` (the queue events of GetQueEvt for vector queues).
+inline AscendC::HardEvent PipesEvent(int from, int to) {
+    using H = AscendC::HardEvent;
+    if (from == P_MTE2 && to == P_V) return H::MTE2_V;
+    if (from == P_V && to == P_MTE2) return H::V_MTE2;
+    if (from == P_V && to == P_MTE3) return H::V_MTE3;
+    if (from == P_MTE3 && to == P_V) return H::MTE3_V;
+    if (from == P_MTE2 && to == P_MTE3) return H::MTE2_MTE3;
+    if (from == P_MTE3 && to == P_MTE2) return H::MTE3_MTE2;
+    return H::V_V;
+}
+
 inline void CheckEventId(const char* api, int id) {
     if (id < 0 || static_cast<uint32_t>(id) >= kMaxEventId)
         Fault(api, "event id %d out of range [0, %u) on this architecture", id, kMaxEventId);
 }
 
-inline void SetFlagImpl(AscendC::HardEvent e, int id) {
-    CheckEventId("SetFlag", id);
+inline const char* OwnerText(IdOwner o) {
+    switch (o) {
+        case IdOwner::KERNEL: return "the kernel's TPipe::AllocEventID";
+        case IdOwner::QUE_FREE: return "a TQue buffer freed by FreeTensor and not yet allocated again";
+        case IdOwner::QUE_ENQUE: return "a TQue buffer enqueued by EnQue and not yet dequeued";
+        default: return "nobody";
+    }
+}
+
+// TPipe::AllocEventID: the first free ID of the event type's pool (sff0 of the occupancy word). The pool has
+// QUE_MAX_EVENT IDs (asc-devkit impl/basic_api/kernel_macros.h); beyond them the device hangs (the check is a debug
+// assertion only), so the twin faults naming who holds the IDs.
+inline int AllocEventIdImpl(const char* api, AscendC::HardEvent e, IdOwner owner) {
     CoreState& c = Core();
-    Flag& f = c.flags[static_cast<int>(e) * 16 + id];
+    const int ei = static_cast<int>(e);
+    uint32_t& occ = c.eventOccupy[ei];
+    int id = 0;
+    while (id < 32 && (occ >> id & 1u)) ++id;
+    if (static_cast<uint32_t>(id) >= kMaxEventId) {
+        unsigned n[4] = {0, 0, 0, 0};
+        for (uint32_t i = 0; i < kMaxEventId; ++i) n[static_cast<int>(c.eventOwner[ei][i])] += 1;
+        Fault(api, "no free event ID of HardEvent::%s: all %u IDs of its pool are held (%u by TQue FreeTensor, %u by "
+                   "TQue EnQue, %u by the kernel's AllocEventID); NpuArch %d has %u per event type (QUE_MAX_EVENT) "
+                   "and the device hangs when a queue or AllocEventID needs one more",
+              HardEventName(ei), kMaxEventId, n[2], n[3], n[1], kArch, kMaxEventId);
+    }
+    occ |= 1u << id;
+    c.eventOwner[ei][id] = owner;
+    uint32_t held = 0;
+    for (uint32_t v = occ; v != 0; v &= v - 1) ++held;
+    if (held > c.counters.eventIdsPeak[ei]) c.counters.eventIdsPeak[ei] = static_cast<uint8_t>(held);
+    return id;
+}
+
+inline void ReleaseEventIdImpl(AscendC::HardEvent e, int id) {
+    CoreState& c = Core();
+    c.eventOccupy[static_cast<int>(e)] &= ~(1u << id);
+    c.eventOwner[static_cast<int>(e)][id] = IdOwner::NONE;
+}
+
+inline void SetFlagImpl(AscendC::HardEvent e, int id, const char* api = "SetFlag") {
+    CheckEventId(api, id);
+    CoreState& c = Core();
+    const int ei = static_cast<int>(e);
+    Flag& f = c.flags[ei * 16 + id];
     if (f.set)
-        Fault("SetFlag", "event %d id %d set twice without a WaitFlag (undefined; hangs on hardware)",
-              static_cast<int>(e), id);
+        Fault(api, "event HardEvent::%s id %d set twice without a WaitFlag (undefined; hangs on hardware); the ID "
+                   "is held by %s", HardEventName(ei), id, OwnerText(c.eventOwner[ei][id]));
     int from, to;
     EventPipes(e, from, to);
     f.set = true;
     f.know = from < P_COUNT ? Snapshot(from) : Knowledge{};  // the source pipe's issued work and what it knows
 }
 
-inline void WaitFlagImpl(AscendC::HardEvent e, int id) {
-    CheckEventId("WaitFlag", id);
+inline void WaitFlagImpl(AscendC::HardEvent e, int id, const char* api = "WaitFlag") {
+    CheckEventId(api, id);
     CoreState& c = Core();
-    Flag& f = c.flags[static_cast<int>(e) * 16 + id];
+    const int ei = static_cast<int>(e);
+    Flag& f = c.flags[ei * 16 + id];
     if (!f.set)
-        Fault("WaitFlag", "event %d id %d waited without a matching SetFlag (hangs on hardware)",
-              static_cast<int>(e), id);
+        Fault(api, "event HardEvent::%s id %d waited without a matching SetFlag (hangs on hardware)%s",
+              HardEventName(ei), id,
+              c.eventOwner[ei][id] == IdOwner::QUE_FREE || c.eventOwner[ei][id] == IdOwner::QUE_ENQUE
+                  ? "; the kernel's own WaitFlag consumed a flag the TQue had set on an ID it holds" : "");
     int from, to;
     EventPipes(e, from, to);
     if (from < P_COUNT && to < P_COUNT) Acquire(to, f.know);
     f.set = false;
+}
+
+// The free event a TQue buffer of `s` still holds (TPipe::Reset/Destroy wait for it; the pool is then reset).
+inline void DropQueueEvents(Slot& s) {
+    if (s.freeEvtId >= 0 && s.freeEvt >= 0) {
+        Core().flags[s.freeEvt * 16 + s.freeEvtId].set = false;
+        ReleaseEventIdImpl(static_cast<AscendC::HardEvent>(s.freeEvt), s.freeEvtId);
+    }
+    s.freeEvtId = -1;
+    s.freeEvt = -1;
 }
 
 // Producer/consumer pipes implied by a queue's positions (EnQue/DeQue carry this synchronisation): VECIN is
@@ -133,6 +210,11 @@ public:
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
         s.state = twin::SlotState::ENQUEUED;
         queue_.push_back({tensor.TwinRef().slot, twin::Snapshot(producer)});
+        if (kQueueEventIds) {  // holds an ID of the enqueue event until DeQue (kernel_tquebind_impl.h EnQue)
+            const AscendC::HardEvent e = twin::PipesEvent(producer, consumer);
+            s.enqEvtId = static_cast<int8_t>(twin::AllocEventIdImpl(api, e, twin::IdOwner::QUE_ENQUE));
+            twin::SetFlagImpl(e, s.enqEvtId, api);
+        }
         if (src == TPosition::VECOUT) twin::Counters().tiles += 1;
         return true;
     }
@@ -146,6 +228,12 @@ public:
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
         twin::Acquire(consumer, e.know);
+        if (s.enqEvtId >= 0) {
+            const AscendC::HardEvent ev = twin::PipesEvent(producer, consumer);
+            twin::WaitFlagImpl(ev, s.enqEvtId, api);
+            twin::ReleaseEventIdImpl(ev, s.enqEvtId);
+            s.enqEvtId = -1;
+        }
         s.state = twin::SlotState::DEQUEUED;
         return LocalTensor<T>::TwinMake({s.addr, s.len, e.slot, s.epoch, s.pos});
     }
@@ -165,6 +253,12 @@ public:
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
         s.freeRecord = twin::Snapshot(consumer);  // the consumer's reads must finish before reuse
+        if (kQueueEventIds) {  // reserves an ID of the free event until the buffer is allocated again (FreeBuffer)
+            const AscendC::HardEvent e = twin::PipesEvent(consumer, producer);
+            s.freeEvtId = static_cast<int8_t>(twin::AllocEventIdImpl(api, e, twin::IdOwner::QUE_FREE));
+            s.freeEvt = static_cast<int8_t>(e);
+            twin::SetFlagImpl(e, s.freeEvtId, api);
+        }
         s.state = twin::SlotState::FREE;
         s.epoch = twin::NewEpoch();
     }
@@ -182,6 +276,7 @@ public:
     void TwinAttach(const std::vector<int32_t>& slots) {
         slots_ = slots;
         queue_.clear();
+        cursor_ = 0;
         for (int32_t id : slots_) twin::Core().slots[id].owner = this;
     }
 
@@ -191,30 +286,33 @@ private:
         twin::Knowledge know;
     };
 
+    // AllocBuffer: starting at the rotating cursor, the next FREE buffer (0, 1, 0, 1, ... for two buffers, not the
+    // first free one); then the wait for its reserved free event, whose ID returns to the pool.
     template <typename T> LocalTensor<T> Alloc(const char* api) {
         Slots(api);
         twin::CoreState& c = twin::Core();
-        uint32_t live = 0;
-        for (const twin::Slot& s : c.slots)
-            if (s.pos == static_cast<uint8_t>(src) && s.state != twin::SlotState::FREE &&
-                s.state != twin::SlotState::TBUF)
-                ++live;
-        if (live >= twin::kEventsPerPosition)
-            twin::Fault(api, "more than %u tensors of position %s allocated and not freed", twin::kEventsPerPosition,
-                        twin::PositionName(static_cast<uint8_t>(src)));
-        for (int32_t id : slots_) {
+        const size_t n = slots_.size();
+        for (size_t k = 0; k < n; ++k) {
+            const int32_t id = slots_[cursor_];
+            cursor_ = (cursor_ + 1) % n;
             twin::Slot& s = c.slots[id];
-            if (s.state == twin::SlotState::FREE) {
-                int producer, consumer;
-                twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
-                twin::Acquire(producer, s.freeRecord);
-                s.state = twin::SlotState::ALLOCATED;
-                twin::PoisonUb(s.addr, s.len);
-                return LocalTensor<T>::TwinMake({s.addr, s.len, id, s.epoch, s.pos});
+            if (s.state != twin::SlotState::FREE) continue;
+            int producer, consumer;
+            twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+            twin::Acquire(producer, s.freeRecord);
+            if (s.freeEvtId >= 0) {
+                const AscendC::HardEvent e = static_cast<AscendC::HardEvent>(s.freeEvt);
+                twin::WaitFlagImpl(e, s.freeEvtId, api);
+                twin::ReleaseEventIdImpl(e, s.freeEvtId);
+                s.freeEvtId = -1;
+                s.freeEvt = -1;
             }
+            s.state = twin::SlotState::ALLOCATED;
+            twin::PoisonUb(s.addr, s.len);
+            return LocalTensor<T>::TwinMake({s.addr, s.len, id, s.epoch, s.pos});
         }
-        twin::Fault(api, "all %zu buffers are in use: AllocTensor beyond the buffer count given to InitBuffer",
-                    slots_.size());
+        twin::Fault(api, "all %zu buffers are in use: AllocTensor beyond the buffer count given to InitBuffer "
+                         "(hangs on hardware)", slots_.size());
     }
 
     twin::Slot& Own(const char* api, const twin::TensorRef& r) {
@@ -240,8 +338,13 @@ private:
         return std::find(ids.begin(), ids.end(), slot) != ids.end();
     }
 
+    // NpuArch 3510 vector cores synchronise TQue buffers with buffer IDs, not event IDs
+    // (asc-devkit impl/basic_api/dav_3510/kernel_tpipe_impl_c310_vec.h: GetBuffImpl/ReleaseBuffImpl under ASCEND_IS_AIV).
+    static constexpr bool kQueueEventIds = twin::kArch != 3510;
+
     std::vector<int32_t> slots_;
     std::vector<Entry> queue_;
+    size_t cursor_ = 0;
 };
 
 template <TPosition pos, int32_t depth, auto mask = 0> class TQue : public TQueBind<pos, pos, depth, mask> {
@@ -320,6 +423,15 @@ public:
     template <class T> bool InitBuffer(T& que, uint8_t num, uint32_t len) {
         const char* api = "TPipe::InitBuffer";
         if (num == 0 || len == 0) twin::Fault(api, "num (%u) and len (%u) must be positive", num, len);
+        if (twin::kArch == 3510) {  // each TQue buffer takes a buffer ID (AllocMutexID, ids 0..MAX_MUTEXID = 27)
+            twin::CoreState& c = twin::Core();
+            if (c.bufferIds + num > kBufferIds)
+                twin::Fault(api, "more than %u TQue buffers in one TPipe: NpuArch 3510 gives every TQue buffer one of "
+                                 "%u buffer IDs (%u already taken, %u requested)", kBufferIds, kBufferIds,
+                            c.bufferIds, num);
+            c.bufferIds += num;
+            if (c.bufferIds > c.counters.bufferIdsPeak) c.counters.bufferIdsPeak = c.bufferIds;
+        }
         std::vector<int32_t> ids;
         for (uint8_t i = 0; i < num; ++i) ids.push_back(NewSlot(api, len, QueuePos<T>(), twin::SlotState::FREE));
         que.TwinAttach(ids);
@@ -336,36 +448,34 @@ public:
         return true;
     }
 
+    // One pool per event type, shared with the TQue internals (kernel_tpipe_impl.h AllocEventID/ReleaseEventID).
     template <HardEvent evt> TEventID AllocEventID() {
-        twin::CoreState& c = twin::Core();
-        for (uint32_t id = 0; id < twin::kMaxEventId; ++id) {
-            bool& used = c.allocatedEvents[static_cast<int>(evt) * 16 + static_cast<int>(id)];
-            if (!used) {
-                used = true;
-                return static_cast<TEventID>(id);
-            }
-        }
-        twin::Fault("TPipe::AllocEventID", "no free event id for this event (all %u allocated)", twin::kMaxEventId);
+        return static_cast<TEventID>(twin::AllocEventIdImpl("TPipe::AllocEventID", evt, twin::IdOwner::KERNEL));
     }
     template <HardEvent evt> void ReleaseEventID(TEventID id) {
-        twin::CheckEventId("TPipe::ReleaseEventID", id);
-        bool& used = twin::Core().allocatedEvents[static_cast<int>(evt) * 16 + id];
-        if (!used) twin::Fault("TPipe::ReleaseEventID", "event id %d was not allocated", id);
-        used = false;
+        const char* api = "TPipe::ReleaseEventID";
+        twin::CheckEventId(api, id);
+        const twin::IdOwner o = twin::Core().eventOwner[static_cast<int>(evt)][id];
+        if (o != twin::IdOwner::KERNEL)
+            twin::Fault(api, "event id %d of HardEvent::%s was not allocated by the kernel's AllocEventID (held by "
+                             "%s)", id, twin::HardEventName(static_cast<int>(evt)), twin::OwnerText(o));
+        twin::ReleaseEventIdImpl(evt, id);
     }
     template <HardEvent evt> TEventID FetchEventID() { return FetchEventID(evt); }
+    // The first free ID of the pool, without reserving it.
     TEventID FetchEventID(HardEvent evt) {
-        twin::CoreState& c = twin::Core();
-        for (uint32_t id = 0; id < twin::kMaxEventId; ++id) {
-            int key = static_cast<int>(evt) * 16 + static_cast<int>(id);
-            if (!c.allocatedEvents[key] && !c.flags[key].set) return static_cast<TEventID>(id);
-        }
-        twin::Fault("TPipe::FetchEventID", "no free event id for this event");
+        const uint32_t occ = twin::Core().eventOccupy[static_cast<int>(evt)];
+        for (uint32_t id = 0; id < twin::kMaxEventId; ++id)
+            if (!(occ >> id & 1u)) return static_cast<TEventID>(id);
+        twin::Fault("TPipe::FetchEventID", "no free event ID of HardEvent::%s: all %u are held",
+                    twin::HardEventName(static_cast<int>(evt)), twin::kMaxEventId);
     }
 
     void Reset() {
         CheckQuiescent("TPipe::Reset", false);
         twin::CoreState& c = twin::Core();
+        for (twin::Slot& s : c.slots) twin::DropQueueEvents(s);
+        c.bufferIds = 0;
         c.slots.clear();
         c.poolCursor = 0;
         c.buffersUsed = 0;
@@ -377,6 +487,7 @@ public:
     }
 
 private:
+    static constexpr uint32_t kBufferIds = 28;  // asc-devkit impl/basic_api/kernel_event.h MAX_MUTEXID = 27
     template <class T> static uint8_t QueuePos() { return QueuePosImpl(static_cast<T*>(nullptr)); }
     template <TPosition s, TPosition d, int32_t dep, auto m>
     static uint8_t QueuePosImpl(TQueBind<s, d, dep, m>*) { return static_cast<uint8_t>(s); }
@@ -422,6 +533,8 @@ private:
 
     void Release() {
         twin::CoreState& c = twin::Core();
+        for (twin::Slot& s : c.slots) twin::DropQueueEvents(s);
+        c.bufferIds = 0;
         c.slots.clear();
         c.pipe = nullptr;
         c.poolCursor = 0;

@@ -167,8 +167,9 @@ public:
 
     GlobalTensor() = default;
 
+    // The real API takes any size: only accesses are checked (against the host buffer and this size).
     void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
-        gm_ = twin::FindGm("GlobalTensor::SetGlobalBuffer", buffer, bufferSize * sizeof(T));
+        gm_ = twin::FindGm("GlobalTensor::SetGlobalBuffer", buffer, 0);
         addr_ = buffer;
         size_ = bufferSize;
         bounded_ = true;
@@ -181,18 +182,25 @@ public:
         bounded_ = false;
     }
 
+    // Scalar accesses go through the core's data cache (core.h).
     T GetValue(const uint64_t offset) const {
-        const T* p = Check("GlobalTensor::GetValue", offset, 1, false);
+        const char* api = "GlobalTensor::GetValue";
+        const T* p = Check(api, offset, 1, false, true);
         twin::Counters().scalarGmReads += 1;
         T v;
-        std::memcpy(&v, p, sizeof(T));
+        int buf = twin::FindGm(api, p, sizeof(T));
+        twin::ScalarGmRead(api, buf, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - twin::Rt().gm[buf].base),
+                           &v, sizeof(T));
         return v;
     }
 
     void SetValue(const uint64_t offset, T value) {
-        T* p = const_cast<T*>(Check("GlobalTensor::SetValue", offset, 1, true));
+        const char* api = "GlobalTensor::SetValue";
+        const T* p = Check(api, offset, 1, true, true);
         twin::Counters().scalarGmWrites += 1;
-        std::memcpy(p, &value, sizeof(T));
+        int buf = twin::FindGm(api, p, sizeof(T));
+        twin::ScalarGmWrite(api, buf, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - twin::Rt().gm[buf].base),
+                            &value, sizeof(T));
     }
 
     GlobalTensor operator[](const uint64_t offset) const {
@@ -210,7 +218,9 @@ public:
     __gm__ T* GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
 
     // Twin internal: bounds-checked pointer to `count` elements from `offset`, recorded as a GM access.
-    const T* Check(const char* api, uint64_t offset, uint64_t count, bool write) const {
+    // `scalar`: a GetValue/SetValue (data cache); otherwise a DMA copy (MTE2 read / MTE3 write), checked against
+    // the lines this core has cached.
+    const T* Check(const char* api, uint64_t offset, uint64_t count, bool write, bool scalar = false) const {
         if (addr_ == nullptr) twin::Fault(api, "GlobalTensor used before SetGlobalBuffer");
         if (bounded_ && offset + count > size_)
             twin::Fault(api, "GM elements [%llu, %llu) are outside the GlobalTensor's %llu elements",
@@ -218,6 +228,10 @@ public:
         const T* p = addr_ + offset;
         int buf = twin::FindGm(api, p, count * sizeof(T));
         twin::RecordGm(buf, p, count * sizeof(T), write);
+        if (!scalar)
+            twin::DmaTouchesLines(api, buf, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) -
+                                                                  twin::Rt().gm[buf].base),
+                                  count * sizeof(T), write);
         return p;
     }
 
@@ -227,5 +241,59 @@ private:
     bool bounded_ = false;
     int gm_ = -1;
 };
+
+// ---- DataCacheCleanAndInvalid (asc-devkit include/basic_api/kernel_operator_cache_intf.h) ----------------------
+// Declared per arch as in impl/basic_api/kernel_operator_cache_intf_impl.h: the dcciDst forms on 2201/3510, the
+// two-parameter GlobalTensor form also on 2002, none on 1001. SINGLE_CACHE_LINE cleans and invalidates the line
+// holding dst's first element, ENTIRE_DATA_CACHE every line of the core. CACHELINE_UB (UB coherence) does not touch
+// GM lines; the LocalTensor form has no effect on GM (the twin does not cache scalar UB accesses).
+enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+}  // namespace AscendC
+
+namespace twin {
+template <typename T, AscendC::CacheLine entireType, bool toGm>
+inline void Dcci(const AscendC::GlobalTensor<T>& dst) {
+    const char* api = "DataCacheCleanAndInvalid";
+    CountApi(api, 0, 0);
+    if (!toGm) return;
+    if (entireType == AscendC::CacheLine::ENTIRE_DATA_CACHE) {
+        FlushAllLines();
+        return;
+    }
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(dst.GetPhyAddr());
+    if (p == nullptr) Fault(api, "GlobalTensor used before SetGlobalBuffer");
+    const int buf = FindGm(api, p, 0);
+    FlushLine(buf, static_cast<uint64_t>(p - Rt().gm[buf].base));
+}
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
+    static_assert((twin::kArch == 2201 || twin::kArch == 3510) && sizeof(T) > 0,
+                  "DataCacheCleanAndInvalid<T, CacheLine, DcciDst>: only on NpuArch 2201/3510 (2002 has the form "
+                  "without DcciDst, 1001 none)");
+    static_assert(dcciDst != DcciDst::CACHELINE_ATOMIC || twin::kArch == 3510,
+                  "DataCacheCleanAndInvalid: DcciDst::CACHELINE_ATOMIC is supported on NpuArch 3510 only");
+    twin::Dcci<T, entireType, dcciDst != DcciDst::CACHELINE_UB>(dst);
+}
+
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const LocalTensor<T>& dst) {
+    static_assert((twin::kArch == 2201 || twin::kArch == 3510) && sizeof(T) > 0,
+                  "DataCacheCleanAndInvalid(LocalTensor): only on NpuArch 2201/3510");
+    twin::RequireLive("DataCacheCleanAndInvalid", "dst", dst.TwinRef());
+    twin::CountApi("DataCacheCleanAndInvalid", 0, 0);
+}
+
+template <typename T, CacheLine entireType>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
+    static_assert((twin::kArch == 2201 || twin::kArch == 3510 || twin::kArch == 2002) && sizeof(T) > 0,
+                  "DataCacheCleanAndInvalid: not supported on NpuArch 1001 (Atlas training series)");
+    twin::Dcci<T, entireType, true>(dst);
+}
 
 }  // namespace AscendC
