@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "register/op_def_registry.h"
@@ -202,18 +203,34 @@ inline bool ToReduction(const char* label, lossgrad_tiling::Reduction* out)
     return true;
 }
 
-// Only the SocVersion values every supported toolkit declares are named here (newer headers add ASCEND950 and
-// ASCEND910_93, older ones lack them); anything else reports 0, see lossgrad_tiling::Inputs::npu_arch.
+// SocVersion enumerators only newer toolkits declare (ASCEND950, formerly ASCEND910_95; ASCEND910_93), looked up
+// through a template so that older headers, which lack them, still compile: a missing one yields RESERVED_VERSION,
+// which no platform reports for a supported part.
+template <typename E> constexpr auto SocAscend950(int) -> decltype(E::ASCEND950) { return E::ASCEND950; }
+template <typename E> constexpr auto SocAscend950(long) -> decltype(E::ASCEND910_95) { return E::ASCEND910_95; }
+template <typename E> constexpr E SocAscend950(...) { return E::RESERVED_VERSION; }
+template <typename E> constexpr auto SocAscend910_93(int) -> decltype(E::ASCEND910_93) { return E::ASCEND910_93; }
+template <typename E> constexpr E SocAscend910_93(...) { return E::RESERVED_VERSION; }
+
+// The NpuArch of the platform's SocVersion (asc-devkit include/utils/tiling/platform/platform_ascendc.h: ASCEND910B
+// covers A2 and A3 parts, ASCEND950 the 950 parts); 0 for anything else, see lossgrad_tiling::Inputs::npu_arch.
 inline int32_t NpuArchOf(const platform_ascendc::PlatformAscendC& platform)
 {
-    const platform_ascendc::SocVersion soc = platform.GetSocVersion();
-    if (soc == platform_ascendc::SocVersion::ASCEND910B) {
+    using platform_ascendc::SocVersion;
+    const SocVersion soc = platform.GetSocVersion();
+    if (soc == SocVersion::RESERVED_VERSION) {
+        return 0;
+    }
+    if (soc == SocVersion::ASCEND910B || soc == SocAscend910_93<SocVersion>(0)) {
         return 2201;
     }
-    if (soc == platform_ascendc::SocVersion::ASCEND310P) {
+    if (soc == SocAscend950<SocVersion>(0)) {
+        return 3510;
+    }
+    if (soc == SocVersion::ASCEND310P) {
         return 2002;
     }
-    if (soc == platform_ascendc::SocVersion::ASCEND910) {
+    if (soc == SocVersion::ASCEND910) {
         return 1001;
     }
     return 0;
@@ -283,6 +300,15 @@ inline ge::graphStatus RunTiling(gert::TilingContext* context, lossgrad_tiling::
         return Fail(node, "no platform info in the tiling context");
     }
     const platform_ascendc::PlatformAscendC platform(platform_info);
+
+    // CANN's system workspace for the Ascend C library APIs. (uint32_t)-1 is its error value when the platform
+    // cannot name the NPU architecture (asc-devkit impl/utils/tiling/platform/platform_ascendc.cpp), not a request
+    // for 4 GiB.
+    const uint32_t lib_api_workspace = platform.GetLibApiWorkSpaceSize();
+    if (lib_api_workspace == std::numeric_limits<uint32_t>::max()) {
+        return Fail(node, "GetLibApiWorkSpaceSize() failed (returned (uint32_t)-1): the platform cannot name the NPU "
+                          "architecture, so the system workspace size is unknown");
+    }
 
     lossgrad_tiling::Inputs in{};
     in.op = op;
@@ -355,7 +381,7 @@ inline ge::graphStatus RunTiling(gert::TilingContext* context, lossgrad_tiling::
         return Fail(node, "no workspace size slot in the tiling context");
     }
     // CANN's system workspace (for the Ascend C library APIs) plus our user workspace (0 today).
-    workspaces[0] = static_cast<size_t>(platform.GetLibApiWorkSpaceSize()) +
+    workspaces[0] = static_cast<size_t>(lib_api_workspace) +
                     static_cast<size_t>(result.workspace_bytes);
     return ge::GRAPH_SUCCESS;
 }

@@ -25,18 +25,19 @@ SOC_VERSION = {"ASCEND910": 0, "ASCEND910B": 1, "ASCEND310P": 2, "ASCEND950_unkn
 
 
 @lru_cache(maxsize=None)
-def _driver(op_name: str, workdir: str) -> Path:
+def _driver(op_name: str, workdir: str, soc_versions: int = 0) -> Path:
+    """soc_versions: the generation of CANN's SocVersion enum the fake platform header declares (see its comment)."""
     op = OPS[op_name]
-    project = Path(workdir) / op_name / "project"
+    project = Path(workdir) / f"{op_name}-{soc_versions}" / "project"
     op_host.write_host_files(project, [op])
     (project / "op_kernel").mkdir(parents=True, exist_ok=True)
     (project / "op_kernel" / "lossgrad_tiling_data.h").write_text(
         (STANDIN / "op_kernel" / "lossgrad_tiling_data.h").read_text())
-    exe = Path(workdir) / op_name / "driver"
+    exe = Path(workdir) / f"{op_name}-{soc_versions}" / "driver"
     compile_cxx([HERE / "cxx" / "op_host_driver.cpp", STANDIN / "tiling_core_standin.cpp"],
                 include_dirs=[FAKE_CANN, STANDIN],
                 defines=[f'LG_OP_SOURCE="{project / "op_host" / (op.entry_name + ".cpp")}"',
-                         f"LG_CLASS={op.custom_op_type}"], output=exe)
+                         f"LG_CLASS={op.custom_op_type}", f"FAKE_CANN_SOC_VERSIONS={soc_versions}"], output=exe)
     return exe
 
 
@@ -155,6 +156,40 @@ def test_tiling_adapter_defaults_and_failures(workdir: str, op_name: str) -> Non
     assert not _run(exe, "5", "5", "5", "5", "3", "sum", "unset", "unset", "1")["tiling"]["ok"]  # int32
     refused = _run(exe, "1x1x1x1x1x1x1", "5", "5", "5", "0", "sum", "unset", "unset", "1")["tiling"]
     assert not refused["ok"] and refused["calls"] == 1  # the core's refusal becomes GRAPH_FAILED
+
+
+# SocVersion values of the current devkit header (asc-devkit include/utils/tiling/platform/platform_ascendc.h).
+ASCEND950, ASCEND910_93 = 4, 12
+
+
+@pytest.mark.parametrize("soc_versions", [1, 2])
+def test_950_takes_the_soc_tables_row(workdir: str, soc_versions: int) -> None:
+    """A toolkit that declares the 950 (as ASCEND950, or as ASCEND910_95 in older headers) gets NpuArch 3510 and the
+    SoC table's 3510 UB budget, not the unknown-architecture fallback; ASCEND910_93 (A3) is 2201."""
+    exe = _driver("mse_loss_backward", workdir, soc_versions)
+    t = _run(exe, "5", "5", "5", "5", "0", "mean", "unset", "unset", str(ASCEND950))["tiling"]
+    assert t["ok"] and t["npu_arch"] == 3510
+    assert t["ub_bytes"] == ARCHS[3510].ub_kernel_bytes.value != 196608 - UB_RESERVED_BYTES
+    if soc_versions == 2:
+        t = _run(exe, "5", "5", "5", "5", "0", "mean", "unset", "unset", str(ASCEND910_93))["tiling"]
+        assert t["ok"] and t["npu_arch"] == 2201 and t["ub_bytes"] == ARCHS[2201].ub_kernel_bytes.value
+    # Undeclared values stay unnamed (the generation-0 header has no 4: that is test_tiling_adapter_defaults...).
+    assert _run(exe, "5", "5", "5", "5", "0", "mean", "unset", "unset", "77")["tiling"]["npu_arch"] == 0
+
+
+def test_lib_api_workspace_error_fails_the_tiling(workdir: str) -> None:
+    """GetLibApiWorkSpaceSize() returns (uint32_t)-1 when the platform cannot name the architecture: the tiling fails
+    before the core runs, instead of asking for ~4 GiB of workspace; any other value is added as is."""
+    exe = _driver("l1_loss_backward", workdir)
+    soc = str(SOC_VERSION["ASCEND910B"])
+    failed = subprocess.run([str(exe), "5", "5", "5", "5", "0", "mean", "unset", "unset", soc, str(2**32 - 1)],
+                            capture_output=True, text=True)
+    assert failed.returncode == 0, failed.stderr
+    t = json.loads(failed.stdout)["tiling"]
+    assert not t["ok"] and t["calls"] == 0 and t["workspace"] == 0
+    assert "GetLibApiWorkSpaceSize" in failed.stderr + failed.stdout
+    t = _run(exe, "5", "5", "5", "5", "0", "mean", "unset", "unset", soc, str(2**32 - 2))["tiling"]
+    assert t["ok"] and t["workspace"] == 2**32 - 2 + 64
 
 
 def test_every_op_renders_one_source_and_the_shared_files() -> None:

@@ -89,8 +89,9 @@ gert::RuntimeAttrs::Value Str(const char* s)
 
 int main(int argc, char** argv)
 {
-    if (argc != 10) {
-        std::fprintf(stderr, "usage: %s IN0 IN1 IN2 OUT DTYPE REDUCTION BETA LOG_TARGET SOC\n", argv[0]);
+    if (argc != 10 && argc != 11) {
+        std::fprintf(stderr, "usage: %s IN0 IN1 IN2 OUT DTYPE REDUCTION BETA LOG_TARGET SOC [LIB_API_WORKSPACE]\n",
+                     argv[0]);
         return 2;
     }
     const ge::DataType dtype = static_cast<ge::DataType>(std::atoi(argv[5]));
@@ -166,7 +167,7 @@ int main(int argc, char** argv)
     }
     ctx.platform.core_num_aiv = 40;
     ctx.platform.ub_bytes = 196608;
-    ctx.platform.lib_api_workspace = 1000;
+    ctx.platform.lib_api_workspace = argc == 11 ? static_cast<uint32_t>(std::strtoul(argv[10], nullptr, 10)) : 1000u;
     ctx.platform.soc_version = std::atoi(argv[9]);
     const ge::graphStatus tiling_status = optiling::LG_CAT(LG_CLASS, Tiling)(&ctx);
     const lossgrad_tiling::Inputs& in = lossgrad_tiling::g_last_inputs;

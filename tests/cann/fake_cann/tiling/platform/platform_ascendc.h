@@ -11,8 +11,27 @@
 
 namespace platform_ascendc {
 enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
-// The enumerators every toolkit version declares (newer ones add more after these).
-enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND310P, ASCEND310B, RESERVED_VERSION = 99999 };
+// The enumerators every toolkit version declares; newer ones add more after these. FAKE_CANN_SOC_VERSIONS selects
+// a generation: 0 (default) only these, 1 adds ASCEND910_95 (the 950's older name), 2 the current list's ASCEND950
+// (ASCEND910_95 kept as its deprecated alias) and ASCEND910_93 with their values (asc-devkit
+// include/utils/tiling/platform/platform_ascendc.h; the enumerators in between are left out).
+#ifndef FAKE_CANN_SOC_VERSIONS
+#define FAKE_CANN_SOC_VERSIONS 0
+#endif
+enum class SocVersion {
+    ASCEND910 = 0,
+    ASCEND910B,
+    ASCEND310P,
+    ASCEND310B,
+#if FAKE_CANN_SOC_VERSIONS == 1
+    ASCEND910_95 = 4,
+#elif FAKE_CANN_SOC_VERSIONS == 2
+    ASCEND950 = 4,
+    ASCEND910_95 = ASCEND950,
+    ASCEND910_93 = 12,
+#endif
+    RESERVED_VERSION = 99999
+};
 
 class PlatformAscendC {
 public:
