@@ -143,7 +143,9 @@ def _cpu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
         g, s, t = (to_numpy(x) for x in b.tensors)
         result = fn(g, s, t, b.reduction, **b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=current_soc(b.soc),
                     backend="twin")
-        return from_numpy(np.ascontiguousarray(result))
+        if not (result.flags.c_contiguous and result.flags.writeable):  # torch.from_numpy wants to own it
+            result = result.copy(order="C")
+        return from_numpy(result)
 
     return kernel
 

@@ -1,0 +1,37 @@
+"""Helpers for tests/torch: tensors from seeded NumPy data, bf16-safe conversions, the precision check."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from lossgrad import precision
+from lossgrad.dtypes import DType
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+LOSSGRAD_DTYPES = {torch.float32: DType.FLOAT32, torch.float16: DType.FLOAT16, torch.bfloat16: DType.BFLOAT16}
+
+
+def rand(shape: tuple[int, ...], dtype: torch.dtype, seed: int, scale: float = 2.0) -> torch.Tensor:
+    """Seeded values in (-scale, scale), rounded to dtype by torch."""
+    rng = np.random.default_rng(seed)
+    return torch.from_numpy(rng.uniform(-scale, scale, size=shape)).to(dtype)
+
+
+def as_f64(t: torch.Tensor) -> np.ndarray:
+    return t.detach().to(torch.float64).numpy()
+
+
+def assert_within_standard(actual: torch.Tensor, golden: Any, what: str) -> None:
+    """CANN's experimental precision standard for actual's dtype (NaN/Inf positions must match)."""
+    golden = golden.detach().to(torch.float64).numpy() if isinstance(golden, torch.Tensor) else np.asarray(golden)
+    assert tuple(actual.shape) == tuple(golden.shape), f"{what}: shape {tuple(actual.shape)} vs {golden.shape}"
+    result = precision.compare(as_f64(actual), golden.astype(np.float64), LOSSGRAD_DTYPES[actual.dtype])
+    assert result.passed, f"{what}: {result.describe()}"
+
+
+def bits(t: torch.Tensor) -> np.ndarray:
+    """The raw bits of a float tensor (bit-identity checks, NaN-safe)."""
+    t = t.detach().contiguous()
+    return t.view({4: torch.int32, 2: torch.int16}[t.element_size()]).numpy()

@@ -1,0 +1,164 @@
+"""Drop-in losses: torch's gradient (float64 oracle, CANN's precision standard) from our kernels, for many shapes,
+dtypes and reductions, including where aclnn and torch differ (mean under broadcasting, KL batchmean, beta = 0);
+target gradients, weight, legacy arguments, nn.Module wrappers and double backward."""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import lossgrad.runners.twin as twin_runner  # noqa: E402
+import lossgrad.torch as lt  # noqa: E402
+
+from _torch_support import DTYPES, assert_within_standard, rand  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using a target size:UserWarning",
+                                        "ignore:reduction. 'mean' divides:UserWarning")
+
+LOSSES: dict[str, tuple[Callable[..., Any], Callable[..., Any], dict[str, Any]]] = {
+    "l1": (lt.l1_loss, F.l1_loss, {}),
+    "mse": (lt.mse_loss, F.mse_loss, {}),
+    "smooth_l1": (lt.smooth_l1_loss, F.smooth_l1_loss, {"beta": 0.5}),
+    "smooth_l1_beta0": (lt.smooth_l1_loss, F.smooth_l1_loss, {"beta": 0.0}),
+    "kl": (lt.kl_div, F.kl_div, {}),
+    "kl_log_target": (lt.kl_div, F.kl_div, {"log_target": True}),
+}
+# (input shape, target shape): equal, broadcast both ways (the mean divisors differ from aclnn's here), 0-d input.
+SHAPES = [((4, 5), (4, 5)), ((3, 1, 5), (4, 5)), ((5,), (3, 5)), ((1, 4), (3, 4)), ((), (3,))]
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The op names the twin ran, so a test can tell the gradient came from our kernel."""
+    calls: list[str] = []
+    real = twin_runner.run_twin
+
+    def spy(call: Any) -> Any:
+        calls.append(call.op.name)
+        return real(call)
+
+    monkeypatch.setattr(twin_runner, "run_twin", spy)
+    return calls
+
+
+def _grads(fn: Callable[..., Any], x: torch.Tensor, t: torch.Tensor, reduction: str, kw: dict[str, Any],
+           weight: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    x = x.detach().clone().requires_grad_()
+    t = t.detach().clone().requires_grad_()
+    loss = fn(x, t, reduction=reduction, **kw) if weight is None else fn(x, t, reduction=reduction, weight=weight)
+    w = rand(tuple(loss.shape), loss.dtype, 99) if loss.dim() else torch.ones((), dtype=loss.dtype)
+    loss.backward(w)
+    return loss.detach(), x.grad, t.grad
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("loss", list(LOSSES))
+def test_gradients_match_torch(loss: str, dtype: str, kernel_calls: list[str]) -> None:
+    ours_fn, torch_fn, kw = LOSSES[loss]
+    reductions = ["none", "mean", "sum"] + (["batchmean"] if loss.startswith("kl") else [])
+    launches = 0
+    for i, (x_shape, t_shape) in enumerate(SHAPES):
+        x, t = rand(x_shape, DTYPES[dtype], 3 * i), rand(t_shape, DTYPES[dtype], 3 * i + 1)
+        if loss == "kl":
+            t = t.abs()  # probabilities: torch's forward is NaN for negative targets
+        for reduction in reductions:
+            what = f"{loss} {dtype} {x_shape} {t_shape} {reduction}"
+            loss_ours, gx, gt = _grads(ours_fn, x, t, reduction, kw)
+            _, gx64, gt64 = _grads(torch_fn, x.double(), t.double(), reduction, kw)
+            loss_ref, gx_ref, gt_ref = _grads(torch_fn, x, t, reduction, kw)
+            torch.testing.assert_close(loss_ours, loss_ref, rtol=0, atol=0, equal_nan=True, msg=what)  # torch's
+            if ours_fn is lt.kl_div:  # aclnn has no KL target gradient: ours is torch's own, bit for bit
+                torch.testing.assert_close(gt, gt_ref, rtol=0, atol=0, equal_nan=True, msg=what)
+                gt, gt64 = gt_ref, gt_ref
+            assert gx.dtype == x.dtype and gt.dtype == t.dtype, what
+            full = torch.broadcast_shapes(x.shape, t.shape)
+            if dtype == "float32" or (x.shape == full and t.shape == full):
+                assert_within_standard(gx, gx64, what + " d/dinput")
+                assert_within_standard(gt, gt64, what + " d/dtarget")
+            else:
+                # A 16-bit gradient summed over broadcast axes adds per-element gradients already rounded to the
+                # dtype (by torch, as torch's own backward does), so a float64 oracle of the sum would judge the
+                # summation's cancellation, not the kernel. Judge the per-element gradients (inputs materialised at
+                # the broadcast shape: same values, same divisor) and require the sum to be torch's sum of them.
+                launches += 1
+                xf, tf = x.expand(full).contiguous(), t.expand(full).contiguous()
+                _, gxf, gtf = _grads(ours_fn, xf, tf, reduction, kw)
+                _, gxf64, gtf64 = _grads(torch_fn, xf.double(), tf.double(), reduction, kw)
+                assert_within_standard(gxf, gxf64, what + " d/dinput per element")
+                if ours_fn is not lt.kl_div:
+                    assert_within_standard(gtf, gtf64, what + " d/dtarget per element")
+                    assert torch.equal(gt, gtf.sum_to_size(t.shape)), what
+                if ours_fn is lt.kl_div:  # KL's kernel sums over the broadcast axes itself, in float32
+                    if reduction != "batchmean" or x.shape[:1] == full[:1]:  # else xf changes torch's divisor
+                        assert_within_standard(gx, gxf.float().sum_to_size(x.shape), what + " d/dinput sum")
+                else:
+                    assert torch.equal(gx, gxf.sum_to_size(x.shape)), what
+            launches += 1
+    assert kernel_calls.count(ours_fn.__name__ + "_backward") == launches
+
+
+def test_kl_batchmean_uses_the_aclnn_divisor_where_it_agrees(kernel_calls: list[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same dim 0: the op runs with batchmean; input dim 0 = 1 broadcast to 3: sum on grad / input.size(0)."""
+    seen: list[int] = []
+    real = twin_runner.run_twin
+
+    def spy(call: Any) -> Any:
+        seen.append(int(call.reduction))
+        return real(call)
+
+    monkeypatch.setattr(twin_runner, "run_twin", spy)
+    for x_shape, expected in (((3, 4), 3), ((1, 4), 2)):
+        x = rand(x_shape, torch.float32, 1).requires_grad_()
+        lt.kl_div(x, rand((3, 4), torch.float32, 2), reduction="batchmean").backward()
+    assert seen == [3, 2]
+
+
+def test_weight_and_legacy_arguments() -> None:
+    x, t = rand((4, 5), torch.float32, 1), rand((4, 5), torch.float32, 2)
+    w = rand((4, 5), torch.float32, 3).abs() + 0.1
+    for ours, ref in ((lt.l1_loss, F.l1_loss), (lt.mse_loss, F.mse_loss)):
+        for reduction in ("none", "mean", "sum"):
+            _, gx, _ = _grads(ours, x, t, reduction, {}, weight=w)
+            _, gx_ref, _ = _grads(ref, x.double(), t.double(), reduction, {}, weight=w.double())
+            assert_within_standard(gx, gx_ref, f"{ours.__name__} weight {reduction}")
+        with pytest.raises(ValueError):
+            ours(x, t, weight=w[:2])
+    with pytest.warns(UserWarning):
+        legacy = lt.mse_loss(x, t, size_average=False)
+    assert torch.equal(legacy, F.mse_loss(x, t, reduction="sum"))
+
+
+def test_modules_mirror_torch_nn() -> None:
+    x, t = rand((4, 5), torch.float32, 1), rand((4, 5), torch.float32, 2)
+    pairs = [(lt.L1Loss(reduction="sum"), torch.nn.L1Loss(reduction="sum")),
+             (lt.MSELoss(), torch.nn.MSELoss()),
+             (lt.SmoothL1Loss(beta=0.25), torch.nn.SmoothL1Loss(beta=0.25)),
+             (lt.KLDivLoss(reduction="batchmean", log_target=True),
+              torch.nn.KLDivLoss(reduction="batchmean", log_target=True))]
+    for ours, ref in pairs:
+        assert isinstance(ours, type(ref))
+        xo, xr = x.clone().requires_grad_(), x.double().requires_grad_()
+        ours(xo, t).backward()
+        ref(xr, t.double()).backward()
+        assert_within_standard(xo.grad, xr.grad, type(ours).__name__)
+
+
+@pytest.mark.parametrize("loss", ["mse", "smooth_l1", "kl"])
+def test_double_backward_matches_torch(loss: str) -> None:
+    """create_graph=True through our op's registered derivative: Hessian-vector products equal torch's."""
+    ours_fn, torch_fn, kw = LOSSES[loss]
+    x, t, v = rand((3, 4), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((3, 4), torch.float32, 3)
+
+    def hvp(fn: Callable[..., Any], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        xx = x.to(dtype).requires_grad_()
+        tt = t.to(dtype).requires_grad_()
+        (gx,) = torch.autograd.grad(fn(xx, tt, reduction="sum", **kw), xx, create_graph=True)
+        return torch.autograd.grad((gx * v.to(dtype)).sum(), (xx, tt), allow_unused=True, materialize_grads=True)
+
+    for ours, ref in zip(hvp(ours_fn, torch.float32), hvp(torch_fn, torch.float64)):
+        assert_within_standard(ours, ref, f"{loss} second derivative")
