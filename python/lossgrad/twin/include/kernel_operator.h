@@ -18,3 +18,4 @@
 #include "twin/vec_cmpsel.h"
 #include "twin/vec_reduce.h"
 #include "twin/adv_sign.h"
+#include "twin/utils.h"

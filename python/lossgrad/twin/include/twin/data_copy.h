@@ -31,6 +31,17 @@ using TwinStride = int64_t;
 using TwinStride = uint32_t;
 #endif
 
+struct DataCopyPadParams {
+    DataCopyPadParams() {}
+    DataCopyPadParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue,
+                      const uint64_t padValue)
+        : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue) {}
+    bool isPad = false;
+    uint8_t leftPadding = 0;
+    uint8_t rightPadding = 0;
+    uint64_t paddingValue = 0;
+};
+
 struct DataCopyExtParams {
     DataCopyExtParams() {}
     DataCopyExtParams(const uint16_t count, const uint32_t len, const TwinStride srcStrideIn,
@@ -236,19 +247,11 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     const uint64_t pitch = (rowBlocks + static_cast<uint64_t>(p.dstStride)) * 32;
     twin::RequireOperand(api, "dst", dst.TwinRef(), (p.blockCount - 1) * pitch + rowBlocks * 32);
     twin::CoreState& c = twin::Core();
-    // One pad-value register (MOV_PAD_VAL): isPad=true writes paddingValue into it, as SetPadValue does
-    // (asc-devkit impl/basic_api/dav_c220 and dav_3510 kernel_operator_data_copy_impl.h: set_mov_pad_val), so the
-    // value outlives this call. Padding source: the register if it holds a value of this element size; otherwise
-    // dummy bytes, which the twin leaves uninitialised so that any later read of them faults.
-    if (pad.isPad) {
-        c.padValueSet = true;
-        c.padValueBits = 0;
-        std::memcpy(&c.padValueBits, &pad.paddingValue, sizeof(T));
-        c.padValueSize = sizeof(T);
-    }
-    bool fill = c.padValueSet && c.padValueSize == sizeof(T);
-    T value{};
-    if (fill) std::memcpy(static_cast<void*>(&value), &c.padValueBits, sizeof(T));
+    // Padding source: isPad -> paddingValue; otherwise the SetPadValue value if one was set; otherwise dummy bytes,
+    // which the twin leaves uninitialised so that any later read of them faults.
+    bool fill = pad.isPad || (c.padValueSet && c.padValueSize == sizeof(T));
+    T value = pad.paddingValue;
+    if (!pad.isPad && fill) std::memcpy(static_cast<void*>(&value), &c.padValueBits, sizeof(T));
     uint64_t total = 0;
     for (uint32_t b = 0; b < p.blockCount; ++b) {
         uint64_t srcOff = b * (static_cast<uint64_t>(p.blockLen) + p.srcStride);
@@ -288,6 +291,32 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     const uint64_t rowBlocks = (static_cast<uint64_t>(p.blockLen) + 31) / 32;
     twin::UbToGm(api, dst, src, p.blockCount, p.blockLen, (rowBlocks + static_cast<uint64_t>(p.srcStride)) * 32,
                  static_cast<uint64_t>(p.dstStride), true);
+}
+
+// ---- DataCopyPad, older DataCopyParams / DataCopyPadParams forms (kernel_operator_data_copy_intf.h) ------------
+// Same geometry as the Ext forms (blockLen in bytes, GM strides in bytes, UB strides in 32-byte blocks), with 16-bit
+// blockLen; DataCopyPadParams::paddingValue is the raw bit pattern written to the pad register (its low sizeof(T)
+// bytes), not a value converted to T.
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& dataCopyParams,
+                        const DataCopyPadParams& padParams) {
+    static_assert(twin::kHasDataCopyPad && sizeof(T) > 0, "DataCopyPad is not supported on this architecture "
+                                                          "(NpuArch 2002/1001): use aligned DataCopy with a tail strategy");
+    T value;
+    std::memcpy(static_cast<void*>(&value), &padParams.paddingValue, sizeof(T));  // little-endian low bytes
+    DataCopyPad(dst, src,
+                DataCopyExtParams(dataCopyParams.blockCount, dataCopyParams.blockLen, dataCopyParams.srcStride,
+                                  dataCopyParams.dstStride, 0),
+                DataCopyPadExtParams<T>(padParams.isPad, padParams.leftPadding, padParams.rightPadding, value));
+}
+
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& dataCopyParams) {
+    static_assert(twin::kHasDataCopyPad && sizeof(T) > 0, "DataCopyPad is not supported on this architecture "
+                                                          "(NpuArch 2002/1001): use aligned DataCopy with a tail strategy");
+    DataCopyPad(dst, src,
+                DataCopyExtParams(dataCopyParams.blockCount, dataCopyParams.blockLen, dataCopyParams.srcStride,
+                                  dataCopyParams.dstStride, 0));
 }
 
 }  // namespace AscendC

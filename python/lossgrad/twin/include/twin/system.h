@@ -20,18 +20,30 @@ enum KernelMetaType {
     KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX
 };
 
-// Scalar conversions (API/标量计算/Cast): bf16 <-> float exists on 2201 and 3510 only.
-template <typename T, typename std::enable_if<std::is_same<T, bfloat16_t>::value, int>::type = 0>
-inline float Cast(const T& bVal) {
-    static_assert(twin::kBf16Io && sizeof(T) == 2, "scalar Cast(bfloat16_t) is not available on this NpuArch");
+// Scalar bf16 conversions (标量计算/Cast, impl/basic_api/kernel_scalar_convert.h), per arch as the devkit declares
+// them: float -> bfloat16_t (round to nearest even, NaN -> 0x7FFF) and its deprecated alias ToBfloat16 on 2201 and
+// 3510; bfloat16_t -> float as a plain function on 2201 and as a template (U = float) on 3510, each with the
+// deprecated alias ToFloat. None exist on 2002/1001.
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+inline bfloat16_t Cast(const float& fVal) { return bfloat16_t(twin::Bf16FromFloat(fVal), twin::Bf16Bits{}); }
+inline bfloat16_t ToBfloat16(const float& fVal) { return Cast(fVal); }
+#endif
+#if __NPU_ARCH__ == 2201
+inline float Cast(const bfloat16_t& bVal) { return twin::DecodeBf16(bVal.bits); }
+inline float ToFloat(const bfloat16_t& bVal) { return Cast(bVal); }
+#elif __NPU_ARCH__ == 3510
+template <typename T, typename U = float,
+          typename = typename std::enable_if<std::is_same<T, bfloat16_t>::value, void>::type>
+constexpr inline U Cast(T bVal) {
+    static_assert(std::is_same<U, float>::value, "Cast to float only support return float");
     return twin::DecodeBf16(bVal.bits);
 }
-template <typename T, typename std::enable_if<std::is_same<T, float>::value, int>::type = 0>
-inline bfloat16_t Cast(const T& fVal) {
-    static_assert(twin::kBf16Io && sizeof(T) == 4, "scalar Cast(float) -> bfloat16_t is not available on this "
-                                                   "NpuArch");
-    return twin::FromDouble<bfloat16_t>(fVal, twin::Rounding::RINT);
+template <typename T> constexpr inline float ToFloat(const T& bVal) {
+    static_assert(std::is_same<T, bfloat16_t>::value,
+                  "ToFloat only support bfloat16_t (and the fp8/fp4 types the twin does not model) on this device");
+    return Cast<T, float>(bVal);
 }
+#endif
 
 }  // namespace AscendC
 

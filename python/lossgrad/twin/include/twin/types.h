@@ -1,8 +1,17 @@
 // Twin of the Ascend C scalar types: half (IEEE binary16) and bfloat16_t, plus exact rounding helpers.
 //
-// Strictness: the device refuses scalar half/bf16 arithmetic in aicore code, so these types have no arithmetic
-// operators. half converts explicitly from/to float (the compiler accepts that); bfloat16_t only through the
-// documented scalar Cast helpers (AscendC::Cast), which exist on 2201 and 3510 only.
+// The conversions and operators mirror CANN's CPU-debug types (asc-tools cpudebug/include/kernel_fp16.h and
+// kernel_bf16.h), so the same overload resolution applies (e.g. `h * 2.0f` is ambiguous there and here):
+// - half: implicit constructors from float, double, int8/uint8/int16/uint16/int32/uint32 (round to nearest even),
+//   implicit conversions to float/double and those integers, + - * / (and the compound forms, ++/--, unary -),
+//   comparisons, && and ||. Where the CPU-debug emulation and the device's native conversion disagree (a value
+//   outside half's range, Inf/NaN into half, a non-integral half into an integer: the emulation saturates and
+//   rounds to nearest, the compiler's conversion gives Inf and truncates) the twin faults.
+// - bfloat16_t: built from a float (and so from any arithmetic value, through float), with the rounding of the
+//   devkit's scalar Cast (impl/basic_api/kernel_scalar_convert.h: round to nearest even on the bits, NaN -> 0x7FFF),
+//   on NpuArch 2201/3510 only (the devkit has no bf16 scalar conversion elsewhere). No arithmetic and no conversion
+//   back to float: the device compiler rejects scalar bf16 arithmetic and casts (production kernels route them
+//   through AscendC::Cast/ToFloat or vector Casts), so the twin keeps only AscendC::Cast/ToFloat for bf16 -> float.
 #pragma once
 
 #include <cmath>
@@ -11,7 +20,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "config.h"
+
 namespace twin {
+
+[[noreturn]] inline void Fault(const char* api, const char* fmt, ...);  // core.h
 
 // Rounding modes used by every conversion in the twin (mirrors AscendC::RoundMode semantics).
 enum class Rounding : uint8_t { RINT, FLOOR, CEIL, ROUND, TRUNC, ODD };
@@ -122,25 +135,100 @@ struct Bf16Bits {};
 
 }  // namespace twin
 
-// IEEE binary16. Explicit conversions only; no arithmetic (aicore code may not do scalar half arithmetic).
+namespace twin {
+
+// half from an exact double value: round to nearest even; out-of-range and non-finite values fault (CPU debug
+// saturates them to +-65504, the device's conversion gives Inf / NaN).
+inline uint16_t HalfFromValue(const char* api, double v) {
+    double r = RoundToFormat(v, kHalf, Rounding::RINT);
+    if (!std::isfinite(r))
+        Fault(api, "%g does not fit in half (CPU debug saturates to +-65504, the device converts to Inf/NaN): "
+                   "implementation-defined, clamp it first", v);
+    return EncodeHalf(r);
+}
+
+// half -> integer: exact for integral values in range; otherwise CPU debug (round to nearest, saturate) and the
+// compiler's conversion (truncate) disagree.
+template <typename I> inline I HalfToInt(uint16_t bits) {
+    double v = DecodeHalf(bits);
+    if (!(v == std::trunc(v)) || v < static_cast<double>(std::numeric_limits<I>::lowest()) ||
+        v > static_cast<double>(std::numeric_limits<I>::max()))
+        Fault("half", "converting %g to an integer is implementation-defined (CPU debug rounds to nearest and "
+                      "saturates, the device truncates): Cast explicitly", v);
+    return static_cast<I>(v);
+}
+
+}  // namespace twin
+
+// IEEE binary16 with the CPU-debug type's interface (see the file comment).
 struct half {
     uint16_t bits = 0;
     half() = default;
     constexpr half(uint16_t b, twin::HalfBits) : bits(b) {}
-    explicit half(float f) : bits(twin::EncodeHalf(twin::RoundToFormat(f, twin::kHalf, twin::Rounding::RINT))) {}
-    explicit half(double d) : bits(twin::EncodeHalf(twin::RoundToFormat(d, twin::kHalf, twin::Rounding::RINT))) {}
-    explicit half(int i) : half(static_cast<double>(i)) {}
-    explicit operator float() const { return static_cast<float>(twin::DecodeHalf(bits)); }
-    explicit operator double() const { return twin::DecodeHalf(bits); }
-    // Bitwise identity, for tests and containers (not value comparison: the device has no scalar half compare).
+    half(const float& f) : bits(twin::HalfFromValue("half(float)", f)) {}
+    half(const double& d) : bits(twin::HalfFromValue("half(double)", d)) {}
+    half(const int8_t& i) : bits(twin::HalfFromValue("half(int8_t)", i)) {}
+    half(const uint8_t& i) : bits(twin::HalfFromValue("half(uint8_t)", i)) {}
+    half(const int16_t& i) : bits(twin::HalfFromValue("half(int16_t)", i)) {}
+    half(const uint16_t& i) : bits(twin::HalfFromValue("half(uint16_t)", i)) {}
+    half(const int32_t& i) : bits(twin::HalfFromValue("half(int32_t)", i)) {}
+    half(const uint32_t& i) : bits(twin::HalfFromValue("half(uint32_t)", i)) {}
+    operator float() const { return static_cast<float>(twin::DecodeHalf(bits)); }
+    operator double() const { return twin::DecodeHalf(bits); }
+    operator int8_t() const { return twin::HalfToInt<int8_t>(bits); }
+    operator uint8_t() const { return twin::HalfToInt<uint8_t>(bits); }
+    operator int16_t() const { return twin::HalfToInt<int16_t>(bits); }
+    operator uint16_t() const { return twin::HalfToInt<uint16_t>(bits); }
+    operator int32_t() const { return twin::HalfToInt<int32_t>(bits); }
+    operator uint32_t() const { return twin::HalfToInt<uint32_t>(bits); }
+    float ToFloat() const { return static_cast<float>(twin::DecodeHalf(bits)); }
+    double ToDouble() const { return twin::DecodeHalf(bits); }
+    // Arithmetic: the exact result rounded once to half (round to nearest even).
+    half operator+(const half o) const { return Op("half::operator+", V() + o.V()); }
+    half operator-(const half o) const { return Op("half::operator-", V() - o.V()); }
+    half operator*(const half o) const { return Op("half::operator*", V() * o.V()); }
+    half operator/(const half o) const { return Op("half::operator/", V() / o.V()); }
+    half operator-() const { return half(static_cast<uint16_t>(bits ^ 0x8000u), twin::HalfBits{}); }
+    half operator+=(const half o) { return *this = *this + o; }
+    half operator-=(const half o) { return *this = *this - o; }
+    half operator*=(const half o) { return *this = *this * o; }
+    half operator/=(const half o) { return *this = *this / o; }
+    half operator++() { return *this = Op("half::operator++", V() + 1.0); }
+    half operator++(int) { half old = *this; ++*this; return old; }
+    half operator--() { return *this = Op("half::operator--", V() - 1.0); }
+    half operator--(int) { half old = *this; --*this; return old; }
+    bool operator&&(const half o) const { return bits != 0 && o.bits != 0; }
+    bool operator||(const half o) const { return bits != 0 || o.bits != 0; }
+    bool operator==(const half& o) const { return V() == o.V(); }
+    bool operator!=(const half& o) const { return !(*this == o); }
+    bool operator>(const half& o) const { return V() > o.V(); }
+    bool operator>=(const half& o) const { return V() >= o.V(); }
+    bool operator<(const half& o) const { return V() < o.V(); }
+    bool operator<=(const half& o) const { return V() <= o.V(); }
+    // Bitwise identity, for tests and containers.
     bool SameBits(half o) const { return bits == o.bits; }
+
+private:
+    double V() const { return twin::DecodeHalf(bits); }
+    static half Op(const char* api, double exact) { return half(twin::HalfFromValue(api, exact), twin::HalfBits{}); }
 };
 
-// bfloat16: the upper half of an IEEE float. Built only by AscendC::Cast(float) on archs that have it.
+namespace twin {
+// float -> bfloat16 as the devkit's scalar Cast: round to nearest even on the bits (overflow -> Inf), NaN -> 0x7FFF.
+inline uint16_t Bf16FromFloat(float f) {
+    if (std::isnan(f)) return 0x7FFF;
+    return EncodeBf16(RoundToFormat(f, kBf16, Rounding::RINT));
+}
+}  // namespace twin
+
+// bfloat16: the upper half of an IEEE float (see the file comment for what it accepts).
 struct bfloat16_t {
     uint16_t bits = 0;
     bfloat16_t() = default;
     constexpr bfloat16_t(uint16_t b, twin::Bf16Bits) : bits(b) {}
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+    bfloat16_t(const float& f) : bits(twin::Bf16FromFloat(f)) {}
+#endif
     bool SameBits(bfloat16_t o) const { return bits == o.bits; }
 };
 
