@@ -247,11 +247,19 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     const uint64_t pitch = (rowBlocks + static_cast<uint64_t>(p.dstStride)) * 32;
     twin::RequireOperand(api, "dst", dst.TwinRef(), (p.blockCount - 1) * pitch + rowBlocks * 32);
     twin::CoreState& c = twin::Core();
-    // Padding source: isPad -> paddingValue; otherwise the SetPadValue value if one was set; otherwise dummy bytes,
-    // which the twin leaves uninitialised so that any later read of them faults.
-    bool fill = pad.isPad || (c.padValueSet && c.padValueSize == sizeof(T));
-    T value = pad.paddingValue;
-    if (!pad.isPad && fill) std::memcpy(static_cast<void*>(&value), &c.padValueBits, sizeof(T));
+    // One pad-value register (MOV_PAD_VAL): isPad=true writes paddingValue into it, as SetPadValue does
+    // (asc-devkit impl/basic_api/dav_c220 and dav_3510 kernel_operator_data_copy_impl.h: set_mov_pad_val), so the
+    // value outlives this call. Padding source: the register if it holds a value of this element size; otherwise
+    // dummy bytes, which the twin leaves uninitialised so that any later read of them faults.
+    if (pad.isPad) {
+        c.padValueSet = true;
+        c.padValueBits = 0;
+        std::memcpy(&c.padValueBits, &pad.paddingValue, sizeof(T));
+        c.padValueSize = sizeof(T);
+    }
+    bool fill = c.padValueSet && c.padValueSize == sizeof(T);
+    T value{};
+    if (fill) std::memcpy(static_cast<void*>(&value), &c.padValueBits, sizeof(T));
     uint64_t total = 0;
     for (uint32_t b = 0; b < p.blockCount; ++b) {
         uint64_t srcOff = b * (static_cast<uint64_t>(p.blockLen) + p.srcStride);
