@@ -90,3 +90,21 @@ def compile_cxx(sources: Sequence[Path], *, include_dirs: Sequence[Path] = (), d
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
     return proc
+
+
+def fake_legacy_toolkit(root: Path, soc_lists: dict[str, list[str]] | None,
+                        cmake_dir: str = "compiler/tikcpp/ascendc_kernel_cmake") -> Path:
+    """A toolkit tree holding only the legacy flow's ascendc.cmake and, unless soc_lists is None, its
+    legacy_modules/host_config.cmake with those set(<family>_list ...) lists (multi-line, commented, as CANN writes
+    them: asc-devkit cmake/asc/legacy_modules/host_config.cmake)."""
+    d = root / cmake_dir
+    (d / "legacy_modules").mkdir(parents=True, exist_ok=True)
+    (d / "ascendc.cmake").write_text("# stand-in\n")
+    if soc_lists is not None:
+        lines = ["# SoC lists (stand-in)"]
+        for family, names in soc_lists.items():
+            lines.append(f"set({family}_list " + "\n    ".join(names) + ")  # " + family)
+        lines.append("set(all_product " + " ".join(f"${{{f}_list}}" for f in soc_lists) + ")")
+        lines.append('if(NOT DEFINED SOC_VERSION)\n    message(FATAL_ERROR "SOC_VERSION value not set.")\nendif()')
+        (d / "legacy_modules" / "host_config.cmake").write_text("\n".join(lines) + "\n")
+    return root

@@ -18,6 +18,8 @@ from lossgrad.cann.cli_build import build
 from lossgrad.registry import OPS
 from lossgrad.socs import get_soc
 
+from _cann_support import fake_legacy_toolkit
+
 FAMILY_SOCS = {"A2": "Ascend910B1", "A3": "Ascend910_9391", "950": "Ascend950PR_9579", "310P": "Ascend310P3",
                "910": "Ascend910A"}
 
@@ -101,11 +103,9 @@ def test_package_presets_carry_the_compute_unit(tmp_path: Path, no_cann: None, f
 def test_launch_legacy_dry_run(tmp_path: Path, no_cann: None, family: str, mode: str) -> None:
     soc = get_soc(FAMILY_SOCS[family])
     args = ["--soc", soc.name, "--ops", "all", "--flow", "launch-legacy", "--run-mode", mode]
-    if soc.arch.npu_arch == 3510 and mode != "cpu":
-        result = CliRunner().invoke(build, ["--out", str(tmp_path / "o"), "--dry-run", *args])
-        assert result.exit_code != 0 and "launch-asc" in result.output  # ascendc_library() knows no 950
-        return
     output, out = _dry_run(tmp_path, *args)
+    # Without a toolkit nothing is refused: the toolkit's own SoC list decides when CMake configures.
+    assert ("legacy_modules/host_config.cmake" in output) is (mode != "cpu")
     commands = _commands(output)
     _no_opp_path_set(commands)
     configure = commands[0]
@@ -122,6 +122,38 @@ def test_launch_legacy_dry_run(tmp_path: Path, no_cann: None, family: str, mode:
             names = [f for f in files if f"/launch/{op.entry_name}_{tag}" in f and f.endswith("_acl_main.cpp")]
             assert names, (op.name, dtype)
     assert "ASCEND_CUSTOM_OPP_PATH" not in _run_env(output)
+
+
+def test_launch_legacy_reads_the_toolkits_soc_list(tmp_path: Path) -> None:
+    """With a toolkit, the legacy flow plans only the SoCs its host_config.cmake lists (read, not assumed: current
+    toolkits list the 950), and names the file when it is missing."""
+    from lossgrad.cann.detect import CannInstall
+
+    root = tmp_path / "cann"
+    cann = CannInstall(root=root, host_arch="x86_64", version=None, version_source=None)
+    ops = [OPS["mse_loss_backward"]]
+
+    def plan(soc: str, mode: str = "npu") -> project.BuildPlan:
+        return project.plan_build("launch-legacy", soc, ops, out=tmp_path / "o", run_mode=mode, cann=cann)
+
+    with pytest.raises(project.PlanError, match="no ascendc.cmake"):
+        plan("Ascend910B1")
+    fake_legacy_toolkit(root, None, cmake_dir="x86_64-linux/tikcpp/ascendc_kernel_cmake")
+    with pytest.raises(project.PlanError, match=re.escape(str(root / "x86_64-linux" / "tikcpp" /
+                                                              "ascendc_kernel_cmake" / "legacy_modules" /
+                                                              "host_config.cmake"))):
+        plan("Ascend910B1")
+    fake_legacy_toolkit(root, {"ascend910b": ["ascend910b1"], "ascend310p": ["ascend310p3"]},
+                        cmake_dir="x86_64-linux/tikcpp/ascendc_kernel_cmake")
+    assert plan("Ascend910B1").variants
+    with pytest.raises(project.PlanError, match="Ascend950PR_9579: this toolkit's legacy"):
+        plan("Ascend950PR_9579")
+    assert plan("Ascend950PR_9579", "cpu").variants  # CPU debug is tikicpulib, not ascendc_library()
+    fake_legacy_toolkit(root, {"ascend910b": ["ascend910b1"], "ascend950": ["ascend950pr_9599", "ascend950pr_9579"]},
+                        cmake_dir="x86_64-linux/tikcpp/ascendc_kernel_cmake")
+    assert plan("Ascend950PR_9579").variants
+    with pytest.raises(project.PlanError, match="Ascend310P3"):
+        plan("Ascend310P3")
 
 
 @pytest.mark.parametrize("mode", ["cpu", "sim", "npu"])

@@ -27,7 +27,8 @@ from lossgrad.socs import get_soc
 from lossgrad.twin import KernelFault, run_kernel
 from lossgrad.validation import validate
 
-from _cann_support import DEVKIT_STANDIN, FAKE_CANN, HERE, compile_cxx, fake_render_kernel_sources, needs_cxx
+from _cann_support import (DEVKIT_STANDIN, FAKE_CANN, HERE, compile_cxx, fake_legacy_toolkit,
+                           fake_render_kernel_sources, needs_cxx)
 
 twin_build = importlib.import_module("lossgrad.twin.build")  # the module (lossgrad.twin re-exports a function `build`)
 
@@ -232,6 +233,8 @@ def test_runner_rejects_bad_arguments(tmp_path: Path, cpu_runner_exe: tuple[Path
 
 
 def test_choose_flow(tmp_path: Path) -> None:
+    """sim/npu take the legacy flow where the toolkit has ascendc.cmake and its host_config.cmake lists the SoC (read
+    from the toolkit: newer ones list the 950), else the ASC flow; CPU debug is always the legacy (tikicpulib) build."""
     from lossgrad.cann.detect import CannInstall
 
     root = tmp_path / "cann"
@@ -240,10 +243,16 @@ def test_choose_flow(tmp_path: Path) -> None:
     a2, a5 = BuildTarget.of("Ascend910B1"), BuildTarget.of("Ascend950PR_9579")
     assert runner.choose_flow(cann, a2, "cpu") == "launch-legacy"
     assert runner.choose_flow(cann, a2, "npu") == "launch-asc"  # no ascendc.cmake in this toolkit
-    (root / "compiler" / "tikcpp" / "ascendc_kernel_cmake" / "ascendc.cmake").write_text("")
+    fake_legacy_toolkit(root, None)
+    with pytest.raises(runner.CannRunError, match="legacy_modules/host_config.cmake is missing"):
+        runner.choose_flow(cann, a2, "npu")
+    fake_legacy_toolkit(root, {"ascend910b": ["Ascend910B1", "ascend910b2"], "ascend310p": ["ascend310p3"]})
     assert runner.choose_flow(cann, a2, "npu") == "launch-legacy"
-    assert runner.choose_flow(cann, a5, "sim") == "launch-asc"
+    assert runner.choose_flow(cann, a5, "sim") == "launch-asc"  # an older toolkit: no 950 in its list
     assert runner.choose_flow(cann, a5, "cpu") == "launch-legacy"
+    fake_legacy_toolkit(root, {"ascend910b": ["ascend910b1"], "ascend950": ["ascend950pr_9599", "ascend950pr_9579"]})
+    assert runner.choose_flow(cann, a5, "npu") == "launch-legacy"
+    assert runner.choose_flow(cann, BuildTarget.of("Ascend310P3"), "npu") == "launch-asc"
 
 
 # -- the launch path run on the twin: its own tiling read, its compiled-in key ------------------------------------

@@ -124,7 +124,6 @@ def test_targets_follow_the_soc_table() -> None:
         t = BuildTarget(soc)
         assert t.soc_version == soc.name and t.compute_unit == soc.compute_unit
         assert t.npu_arch_flag == f"dav-{soc.arch.npu_arch}"
-        assert t.legacy_launch_supported is (soc.arch.npu_arch != 3510)
         assert t.split_cores is (not soc.arch.coupled)
     bare = BuildTarget.of("Ascend910B")
     assert (bare.npu_arch, bare.compute_unit, bare.cce_aicore_arch) == (1001, "ascend910", "dav-c100")

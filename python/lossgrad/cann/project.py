@@ -214,6 +214,26 @@ def _plan_package(plan: BuildPlan, vendor: str, jobs: int | None, build_type: st
     plan.notes.append("the package needs CANN's npu_op_* CMake API (find_package(ASC), CANN 8.5/9.x)")
 
 
+def _check_legacy_soc(plan: BuildPlan) -> None:
+    """ascendc_library() accepts the SoCs its toolkit lists (targets.legacy_soc_list); without a toolkit (dry runs)
+    the list is checked when CMake configures."""
+    t = plan.target
+    if plan.cann_root == ROOT_PLACEHOLDER:
+        plan.notes.append(f"the legacy flow accepts the SoCs listed in the toolkit's <ascendc.cmake dir>/"
+                          f"{targets.LEGACY_SOC_LIST_FILE}; CMake checks {t.soc_version} against it when it configures")
+        return
+    try:
+        soc_list = targets.legacy_soc_list(plan.cann_root, plan.host_arch)
+    except targets.LegacySocListMissing as exc:
+        raise PlanError(str(exc)) from None
+    if soc_list is None:
+        raise PlanError(f"the toolkit at {plan.cann_root} has no ascendc.cmake (the legacy ascendc_library() flow); "
+                        "use --flow launch-asc")
+    if not t.in_legacy_soc_list(soc_list):
+        raise PlanError(f"{t.soc_version}: this toolkit's legacy ascendc_library() flow does not list it "
+                        f"({targets.LEGACY_SOC_LIST_FILE}); use --flow launch-asc")
+
+
 def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequence[Variant] | None,
                  jobs: int | None, build_type: str | None) -> None:
     assert plan.run_mode is not None
@@ -221,9 +241,8 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
     legacy = plan.flow == "launch-legacy"
     # The legacy CPU build is plain g++ + tikicpulib (every series, C310 included); only sim/npu need the SoC in
     # ascendc_library()'s list.
-    if legacy and plan.run_mode != "cpu" and not t.legacy_launch_supported:
-        raise PlanError(f"{t.soc_version}: the legacy ascendc_library() flow has no {t.compute_unit} "
-                        f"(its SOC_VERSION list stops before arch {t.npu_arch}); use --flow launch-asc")
+    if legacy and plan.run_mode != "cpu":
+        _check_legacy_soc(plan)
     if not legacy and plan.run_mode == "cpu" and not t.asc_cpu_supported:
         raise PlanError(f"{t.soc_version}: CMAKE_ASC_RUN_MODE=cpu does not support {t.npu_arch_flag}; use "
                         "--flow launch-legacy for CPU-debug builds of this SoC")

@@ -34,7 +34,7 @@ from ..validation import Call
 from . import envs, outdir, project
 from .detect import CannInstall, device_present, require_cann
 from .kernel_sources import Variant, launch_symbol, variant_for_call
-from .targets import ASCENDC_CMAKE_DIRS, BuildTarget, toolkit_dirs
+from .targets import BuildTarget, LegacySocListMissing, legacy_soc_list
 from .worker import CANARY
 
 BACKENDS = ("cpu", "sim", "npu")
@@ -92,12 +92,6 @@ def _cann_cache_dir(cann: CannInstall) -> Path:
     return cache_root() / "cann" / f"{cann.version or 'unknown'}-{tag}"
 
 
-def _ascendc_cmake_found(cann: CannInstall) -> bool:
-    """Whether the legacy flow's CMakeLists will find ascendc.cmake (it searches the same directories)."""
-    return any((d / "ascendc.cmake").is_file()
-               for d in toolkit_dirs(cann.root, cann.host_arch, ASCENDC_CMAKE_DIRS))
-
-
 def choose_flow(cann: CannInstall, target: BuildTarget, mode: str) -> str:
     if mode == "cpu":
         return "launch-legacy"  # tikicpulib + ICPU_RUN_KF, every architecture; FLOW_VAR is for sim/npu only
@@ -106,7 +100,11 @@ def choose_flow(cann: CannInstall, target: BuildTarget, mode: str) -> str:
         if forced not in ("launch-legacy", "launch-asc"):
             raise CannRunError(f"{FLOW_VAR}={forced}: expected launch-legacy or launch-asc")
         return forced
-    if target.legacy_launch_supported and _ascendc_cmake_found(cann):
+    try:
+        soc_list = legacy_soc_list(cann.root, cann.host_arch)
+    except LegacySocListMissing as exc:
+        raise CannRunError(f"{exc} (or set {FLOW_VAR}=launch-asc)") from None
+    if soc_list is not None and target.in_legacy_soc_list(soc_list):
         return "launch-legacy"
     return "launch-asc"
 

@@ -7,14 +7,13 @@ socs.get_soc resolves it so, and every name below follows from that.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..socs import Soc, get_soc
 
-# The legacy ascendc_library() flow's SOC_VERSION list has no 950 part (ADK cmake/asc/legacy_modules/
-# host_config.cmake), and CMAKE_ASC_RUN_MODE=cpu accepts only these architectures (ascendc_api.md §3.1).
-LEGACY_LAUNCH_ARCHS = frozenset({2201, 2002, 1001})
+# CMAKE_ASC_RUN_MODE=cpu accepts only these architectures (ascendc_api.md §3.1).
 ASC_CPU_ARCHS = frozenset({2201, 2002, 3510})
 
 # Where a toolkit keeps its Ascend C CMake packages, relative to its root ("<host>" = x86_64 | aarch64): ASCConfig.cmake
@@ -23,6 +22,43 @@ ASC_CPU_ARCHS = frozenset({2201, 2002, 3510})
 ASC_CMAKE_DIRS = ("compiler/tikcpp/ascendc_kernel_cmake", "tools/tikcpp/ascendc_kernel_cmake",
                   "<host>-linux/tikcpp/ascendc_kernel_cmake")
 ASCENDC_CMAKE_DIRS = ASC_CMAKE_DIRS + ("ascendc_devkit/tikcpp/samples/cmake",)
+
+
+# The legacy flow's SoC list: ascendc.cmake includes it from its legacy_modules/ directory, and it accepts exactly
+# the SOC_VERSIONs of its set(<family>_list ...) lists, compared in lower case (asc-devkit
+# cmake/asc/legacy_modules/host_config.cmake; current toolkits list the ascend950* parts there, older ones did not).
+# Read from the installed toolkit at build time, never assumed.
+LEGACY_SOC_LIST_FILE = "legacy_modules/host_config.cmake"
+
+
+class LegacySocListMissing(RuntimeError):
+    """The toolkit has the legacy flow's ascendc.cmake but not the SoC list it reads."""
+
+
+def parse_legacy_soc_list(text: str) -> frozenset[str]:
+    """Every name in the set(<name>_list ...) commands of host_config.cmake, lower-cased."""
+    text = re.sub(r"#[^\n]*", "", text)
+    names: set[str] = set()
+    for match in re.finditer(r"\bset\s*\(\s*\w+_list\b([^)]*)\)", text):
+        names.update(tok.lower() for tok in match.group(1).split() if not tok.startswith("${"))
+    return frozenset(names)
+
+
+def legacy_soc_list(root: Path, host_arch: str) -> frozenset[str] | None:
+    """The SOC_VERSIONs the installed ascendc_library() flow accepts, from the first directory holding ascendc.cmake
+    (the order the generated CMakeLists searches); None when the toolkit has no ascendc.cmake."""
+    for d in toolkit_dirs(root, host_arch, ASCENDC_CMAKE_DIRS):
+        if (d / "ascendc.cmake").is_file():
+            path = d / LEGACY_SOC_LIST_FILE
+            if not path.is_file():
+                raise LegacySocListMissing(
+                    f"{path} is missing: the toolkit has {d / 'ascendc.cmake'} but not the SoC list of its legacy "
+                    "kernel-launch flow, so lossgrad cannot tell whether it supports this SoC; use --flow launch-asc")
+            names = parse_legacy_soc_list(path.read_text(errors="replace"))
+            if not names:
+                raise LegacySocListMissing(f"{path} has no set(<family>_list ...) SoC list that lossgrad can read")
+            return names
+    return None
 
 
 def cmake_dirs(rel_dirs: tuple[str, ...]) -> list[str]:
@@ -72,9 +108,9 @@ class BuildTarget:
         """Separate AIV cores (A2/A3/950): the CPU-debug library must run the kernel in AIV mode."""
         return not self.soc.arch.coupled
 
-    @property
-    def legacy_launch_supported(self) -> bool:
-        return self.npu_arch in LEGACY_LAUNCH_ARCHS
+    def in_legacy_soc_list(self, soc_list: frozenset[str]) -> bool:
+        """Whether the legacy flow's list (legacy_soc_list) has this SoC; host_config.cmake lower-cases SOC_VERSION."""
+        return self.soc_version.lower() in soc_list
 
     @property
     def asc_cpu_supported(self) -> bool:
