@@ -2,6 +2,7 @@
 all checked before anything runs (issue 10, items 2-5 and 13)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -152,3 +153,20 @@ def test_golden_and_twin_are_attributes_of_the_package() -> None:
     code = "import lossgrad; print(lossgrad.golden.l1_loss_backward.__module__, lossgrad.twin.run_kernel.__name__)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.split() == ["lossgrad.golden", "run_kernel"]
+
+
+def test_the_kernel_cache_honours_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import importlib
+    from pathlib import Path as P
+
+    build = importlib.import_module("lossgrad.twin.build")
+    monkeypatch.delenv("LOSSGRAD_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert build.cache_root() == tmp_path / "lossgrad"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # ignored, per the XDG spec
+    assert build.cache_root() == P.home() / ".cache" / "lossgrad"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert build.cache_root() == P.home() / ".cache" / "lossgrad"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("LOSSGRAD_CACHE", str(tmp_path / "mine"))
+    assert build.cache_root() == tmp_path / "mine"

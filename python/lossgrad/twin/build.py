@@ -47,8 +47,13 @@ class BuiltKernel:
 
 
 def cache_root() -> Path:
+    """$LOSSGRAD_CACHE, else $XDG_CACHE_HOME/lossgrad, else ~/.cache/lossgrad (an empty or relative XDG_CACHE_HOME
+    is ignored, as the XDG base-directory spec says)."""
     root = os.environ.get("LOSSGRAD_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "lossgrad"
+    if root:
+        return Path(root)
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "lossgrad"
 
 
 @lru_cache(maxsize=1)
