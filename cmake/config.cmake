@@ -44,6 +44,10 @@ if(LOSSGRAD_KNOWN_COMPUTE_UNITS)
     endforeach()
 endif()
 
+# Options for every kernel compile of the package (cmake/func.cmake passes them to npu_op_kernel_options).
+set(LOSSGRAD_KERNEL_OPTIONS "--cce-auto-sync=on" CACHE STRING
+    "kernel compile options; --cce-auto-sync=on is the toolkit default, stated explicitly")
+
 # Where CANN installs its ASC CMake package (ASCConfig.cmake: find_package(ASC) and the npu_op_* functions). The
 # documented location is compiler/tikcpp/ascendc_kernel_cmake (CANN doc "编译与部署基本流程"); older layouts and
 # CANN 9.1's per-host tree are searched too (build_tooling.md §2.2).

@@ -26,7 +26,8 @@ function(lossgrad_add_ops)
     if(NOT n_types EQUAL n_files)
         message(FATAL_ERROR "lossgrad_add_ops: OP_TYPES and KERNEL_FILES differ in length")
     endif()
-    foreach(cmd npu_op_code_gen npu_op_library npu_op_kernel_sources npu_op_kernel_library npu_op_package_add)
+    foreach(cmd npu_op_code_gen npu_op_library npu_op_kernel_options npu_op_kernel_sources npu_op_kernel_library
+                npu_op_package_add)
         if(NOT COMMAND ${cmd})
             message(FATAL_ERROR "lossgrad: CANN's ASC CMake package does not provide ${cmd}(); this CANN is too old "
                                 "for lossgrad's package build (it needs the npu_op_* API of CANN 8.5/9.x)")
@@ -56,6 +57,11 @@ function(lossgrad_add_ops)
     endforeach()
 
     # 3. Kernels: one source per op type; CANN compiles it per compute unit and dtype combination.
+    # Compiler-inserted pipeline synchronisation stated explicitly, on (the toolkit's default for custom-op projects,
+    # asc-devkit docs/zh 核内同步/关键特性说明.md): the twin models it as run_kernel(auto_sync=True), and the kernels
+    # are also verified with auto_sync=False, so they do not depend on it. npu_op_kernel_options writes the option
+    # into the compile-options file that op_build's kernel compile reads (asc-devkit cmake/asc/fwk_modules/func.cmake).
+    npu_op_kernel_options(ascendc_kernels ALL OPTIONS ${LOSSGRAD_KERNEL_OPTIONS})
     math(EXPR last "${n_types} - 1")
     foreach(i RANGE ${last})
         list(GET ARG_OP_TYPES ${i} op_type)

@@ -257,3 +257,30 @@ def test_every_build_searches_the_same_cann_cmake_directories() -> None:
                                   run_mode="npu")
         text = next(f.content for f in plan.files if f.relpath == "project/CMakeLists.txt")
         assert all(f'"{d}"' in text for d in targets.cmake_dirs(dirs)), flow
+
+
+def test_every_device_build_states_auto_sync(tmp_path: Path) -> None:
+    """--cce-auto-sync=on (the toolkit default) is stated in every device build: ascendc_compile_options in the legacy
+    flow, an ASC compile option (not in CMAKE_ASC_RUN_MODE=cpu) in the find_package(ASC) flow, and the package's
+    kernel options through npu_op_kernel_options; the legacy CPU-debug build is a host compile without it."""
+    from lossgrad.cann import targets
+
+    opt = targets.AUTO_SYNC_OPTION
+    assert opt == "--cce-auto-sync=on"
+    ops = [OPS["l1_loss_backward"]]
+
+    def text(flow: str, rel: str, **kw: str) -> str:
+        plan = project.plan_build(flow, "Ascend910B1", ops, out=tmp_path / flow, **kw)
+        return next(f.content for f in plan.files if f.relpath == rel)
+
+    legacy = text("launch-legacy", "project/CMakeLists.txt", run_mode="npu")
+    assert f"ascendc_compile_options(${{v}} PRIVATE {opt})" in legacy
+    assert legacy.count(opt) == 1 and legacy.index("if(RUN_MODE STREQUAL \"cpu\")") < legacy.index(opt)
+    asc = text("launch-asc", "project/CMakeLists.txt", run_mode="npu")
+    assert f"$<$<COMPILE_LANGUAGE:ASC>:{opt}>" in asc
+    assert asc.index('if(NOT CMAKE_ASC_RUN_MODE STREQUAL "cpu")') < asc.index(opt)
+    config = text("package", "project/cmake/config.cmake")
+    assert re.search(r'set\(LOSSGRAD_KERNEL_OPTIONS "' + re.escape(opt) + '" CACHE STRING', config)
+    func = text("package", "project/cmake/func.cmake")
+    call = "npu_op_kernel_options(ascendc_kernels ALL OPTIONS ${LOSSGRAD_KERNEL_OPTIONS})"
+    assert call in func and func.index("npu_op_code_gen(") < func.index(call) < func.index("npu_op_kernel_library(")

@@ -258,7 +258,8 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
                                   templates.render(template, soc_version=t.soc_version, variants=plan.variants,
                                                    npu_arch_flag=t.npu_arch_flag, tikicpulib_cmake_dirs=cmake_dirs,
                                                    asc_cmake_dirs=targets.cmake_dirs(targets.ASC_CMAKE_DIRS),
-                                                   ascendc_cmake_dirs=targets.cmake_dirs(targets.ASCENDC_CMAKE_DIRS))))
+                                                   ascendc_cmake_dirs=targets.cmake_dirs(targets.ASCENDC_CMAKE_DIRS),
+                                                   auto_sync_option=targets.AUTO_SYNC_OPTION)))
     plan.files.append(PlannedFile("project/launch/lossgrad_bin_io.h", "copied from cmake/templates/launch/",
                                   templates.source("cmake/templates/launch/lossgrad_bin_io.h").read_text()))
     for v in plan.variants:

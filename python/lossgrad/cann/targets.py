@@ -13,6 +13,11 @@ from pathlib import Path
 
 from ..socs import Soc, get_soc
 
+# Compiler-inserted pipeline synchronisation, stated explicitly in every device build (launch CMakeLists, the
+# package's cmake/config.cmake): on, the toolkit's default (asc-devkit docs/zh 核内同步/关键特性说明.md). The twin
+# models it as run_kernel(auto_sync=True); the kernels are also verified with auto_sync=False.
+AUTO_SYNC_OPTION = "--cce-auto-sync=on"
+
 # CMAKE_ASC_RUN_MODE=cpu accepts only these architectures (ascendc_api.md §3.1).
 ASC_CPU_ARCHS = frozenset({2201, 2002, 3510})
 
