@@ -254,3 +254,30 @@ def test_docs_semantics_table_matches_the_registry() -> None:
     for op, marks, coef in zip(OPS.values(), products, coefficients):
         assert marks.split() == ["✓" if op.docs_support[line] else "✗" for line in ("950", "A3", "A2", "310P", "910")]
         assert float(coef) == op.coefficient
+
+
+def test_one_op_name_resolver_accepts_every_name_in_any_case() -> None:
+    from lossgrad.registry import get_op, op_names
+
+    for op in OPS.values():
+        for name in op_names(op):
+            assert get_op(name) is op and get_op(name.upper()) is op and get_op(f" {name} ") is op
+    assert [get_op(n).name for n in ("l1", "mse", "smooth_l1", "kl_div")] == list(OPS)
+    all_names = [n.lower() for op in OPS.values() for n in set(op_names(op))]
+    assert len(all_names) == len(set(all_names))  # no name means two ops
+
+
+def test_unknown_op_names() -> None:
+    from lossgrad.registry import get_op
+
+    for bad in ("", "l2", "kl_div_backwards", "L1LossBackward"):
+        with pytest.raises(KeyError, match="unknown op"):
+            get_op(bad)
+
+
+def test_kernel_dtypes_cast_only_non_float_inputs() -> None:
+    from lossgrad.registry import kernel_dtypes
+
+    F, H, B, I = DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16, DType.INT32
+    assert kernel_dtypes({"grad": I, "self": H, "target": H}, F) == {"grad": H, "self": H, "target": H, "out": F}
+    assert kernel_dtypes({"grad": H, "self": B, "target": F}, H) == {"grad": H, "self": B, "target": F, "out": H}
