@@ -12,7 +12,9 @@ set(ASCEND_CANN_PACKAGE_PATH "" CACHE PATH "CANN toolkit root; empty means $ENV{
 set(ASCEND_PYTHON_EXECUTABLE "python3" CACHE STRING "python used by CANN's generators")
 set(ENABLE_SOURCE_PACKAGE TRUE CACHE BOOL "ship the kernel sources (online compile)")
 set(ENABLE_BINARY_PACKAGE TRUE CACHE BOOL "precompile kernel binaries for each compute unit")
-# Every compute unit lossgrad knows (rendered from lossgrad.socs into CMakePresets.json).
+# Every compute unit lossgrad knows (rendered from lossgrad.socs into CMakePresets.json): ascend910b, ascend910_93,
+# ascend950, ascend310p, ascend910. Current toolkits accept all of them (ascend950 included: asc-devkit
+# cmake/asc/fwk_modules/config.cmake ASC_VALID_SOC_LIST); an older toolkit rejects a unit it does not list.
 set(LOSSGRAD_KNOWN_COMPUTE_UNITS "" CACHE STRING "compute units of lossgrad's SoC table")
 
 if(NOT ASCEND_CANN_PACKAGE_PATH)
@@ -26,7 +28,7 @@ endif()
 if(NOT IS_DIRECTORY "${ASCEND_CANN_PACKAGE_PATH}")
     message(FATAL_ERROR "lossgrad: ASCEND_CANN_PACKAGE_PATH=${ASCEND_CANN_PACKAGE_PATH} is not a directory")
 endif()
-# CANN's ASCConfig.cmake includes its modules through $ENV{ASCEND_HOME_PATH} (asc-devkit cmake/asc/ASCConfig.cmake).
+# CANN's asc-config.cmake includes its modules through $ENV{ASCEND_HOME_PATH} (asc-devkit cmake/asc/asc-config.cmake).
 if("$ENV{ASCEND_HOME_PATH}" STREQUAL "")
     set(ENV{ASCEND_HOME_PATH} "${ASCEND_CANN_PACKAGE_PATH}")
 endif()
@@ -48,10 +50,14 @@ endif()
 set(LOSSGRAD_KERNEL_OPTIONS "--cce-auto-sync=on" CACHE STRING
     "kernel compile options; --cce-auto-sync=on is the toolkit default, stated explicitly")
 
-# Where CANN installs its ASC CMake package (ASCConfig.cmake: find_package(ASC) and the npu_op_* functions). The
-# documented location is compiler/tikcpp/ascendc_kernel_cmake (CANN doc "编译与部署基本流程"); older layouts and
-# CANN 9.1's per-host tree are searched too (build_tooling.md §2.2).
+# Where find_package(ASC) looks for CANN's ASC package (asc-config.cmake: find_package(ASC) and the npu_op_*
+# functions). The devkit installs asc-config.cmake into <host>-linux/lib64/cmake, outside ascendc_kernel_cmake/
+# (asc-devkit cmake/CMakeLists.txt); the module directories (documented: compiler/tikcpp/ascendc_kernel_cmake, CANN
+# doc "编译与部署基本流程"; older layouts; the per-host tree, build_tooling.md §2.2) are searched too. The same list
+# as lossgrad.cann.targets.ASC_CMAKE_DIRS (a test compares them).
 set(LOSSGRAD_ASC_HINTS
+    "${ASCEND_CANN_PACKAGE_PATH}/${CMAKE_HOST_SYSTEM_PROCESSOR}-linux/lib64/cmake"
+    "${ASCEND_CANN_PACKAGE_PATH}/lib64/cmake"
     "${ASCEND_CANN_PACKAGE_PATH}/compiler/tikcpp/ascendc_kernel_cmake"
     "${ASCEND_CANN_PACKAGE_PATH}/tools/tikcpp/ascendc_kernel_cmake"
     "${ASCEND_CANN_PACKAGE_PATH}/${CMAKE_HOST_SYSTEM_PROCESSOR}-linux/tikcpp/ascendc_kernel_cmake")

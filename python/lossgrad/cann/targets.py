@@ -21,12 +21,16 @@ AUTO_SYNC_OPTION = "--cce-auto-sync=on"
 # CMAKE_ASC_RUN_MODE=cpu accepts only these architectures (ascendc_api.md §3.1).
 ASC_CPU_ARCHS = frozenset({2201, 2002, 3510})
 
-# Where a toolkit keeps its Ascend C CMake packages, relative to its root ("<host>" = x86_64 | aarch64): ASCConfig.cmake
-# for find_package(ASC) in the documented location (compiler/...), older layouts and CANN 9.1's per-host tree
-# (build_tooling.md §2.2); the legacy ascendc.cmake in those and in the devkit samples.
-ASC_CMAKE_DIRS = ("compiler/tikcpp/ascendc_kernel_cmake", "tools/tikcpp/ascendc_kernel_cmake",
-                  "<host>-linux/tikcpp/ascendc_kernel_cmake")
-ASCENDC_CMAKE_DIRS = ASC_CMAKE_DIRS + ("ascendc_devkit/tikcpp/samples/cmake",)
+# Where a toolkit keeps its Ascend C CMake modules (ascendc_kernel_cmake/: the legacy ascendc.cmake, fwk_modules/,
+# asc_modules/), relative to its root ("<host>" = x86_64 | aarch64): the documented compiler/... location, older
+# layouts and the per-host tree the devkit installs into (build_tooling.md §2.2; asc-devkit cmake/CMakeLists.txt).
+KERNEL_CMAKE_DIRS = ("compiler/tikcpp/ascendc_kernel_cmake", "tools/tikcpp/ascendc_kernel_cmake",
+                     "<host>-linux/tikcpp/ascendc_kernel_cmake")
+# find_package(ASC) hints. Its package config file is asc-config.cmake, which the devkit installs into
+# <host>-linux/lib64/cmake and leaves out of ascendc_kernel_cmake/ (asc-devkit cmake/CMakeLists.txt); the module
+# directories stay as hints for layouts that ship a config file there.
+ASC_CMAKE_DIRS = ("<host>-linux/lib64/cmake", "lib64/cmake") + KERNEL_CMAKE_DIRS
+ASCENDC_CMAKE_DIRS = KERNEL_CMAKE_DIRS + ("ascendc_devkit/tikcpp/samples/cmake",)
 
 
 # The legacy flow's SoC list: ascendc.cmake includes it from its legacy_modules/ directory, and it accepts exactly
