@@ -140,6 +140,17 @@ const tb::DtypeFacts* FindDtype(DataType dt)
     return nullptr;
 }
 
+// ub_plan.blocks_only: the architecture writes output in whole 32-byte blocks (no DataCopyPad); unknown ones have it.
+bool BlocksOnly(int32_t npu_arch)
+{
+    for (const tb::ArchFacts& a : tb::kArchs) {
+        if (a.npuArch == npu_arch) {
+            return a.blocksOnly;
+        }
+    }
+    return false;
+}
+
 const tb::BufferPlan* FindPlan(int32_t op, bool grad_scalar, int32_t npu_arch)
 {
     const tb::BufferPlan* other = nullptr;
@@ -310,6 +321,12 @@ void BuildLoop(const Problem& p, Loop* loop)
                 order[k++] = d;
             }
         }
+    } else if (BlocksOnly(p.npu_arch) && cd[nc - 1] * p.bytes[kOut] % 32 != 0) {
+        // Ragged rows written in whole blocks: each core's output stays one GM-contiguous run (identity order).
+        for (int32_t d = 0; d < rows; ++d) {
+            order[d] = d;
+        }
+        loop->out_rank = rows;
     } else {
         // _cheapest_order: every permutation of the row dims in lexicographic order (itertools.permutations of the
         // sorted identity), keeping the first one with the fewest re-read bytes.
@@ -408,15 +425,17 @@ struct Split {
     uint64_t extra;
 };
 
-Split SplitUnits(uint64_t units_total, uint64_t want)
-{
-    const uint64_t block_dim = std::max<uint64_t>(1, std::min(want, units_total));
-    return Split{block_dim, units_total / block_dim, units_total % block_dim};
-}
-
 uint64_t CeilDiv(uint64_t a, uint64_t b)
 {
     return a / b + (a % b != 0 ? 1 : 0);
+}
+
+// tiling._split: `whole` counts whole units only (the last core, which ends the space, takes the partial one).
+Split SplitUnits(uint64_t total, uint64_t unit, uint64_t want, bool whole)
+{
+    const uint64_t units_total = whole ? std::max<uint64_t>(1, total / unit) : CeilDiv(total, unit);
+    const uint64_t block_dim = std::max<uint64_t>(1, std::min(want, units_total));
+    return Split{block_dim, units_total / block_dim, units_total % block_dim};
 }
 
 float ToFloat(double x)
@@ -654,6 +673,7 @@ Status Compute(const Inputs& in, Result* out)
     uint64_t split_total = 0;
     uint64_t unit = pad;
     uint64_t align = 0;
+    const bool whole = BlocksOnly(p.npu_arch);
     Split split{};
     if (kl_reduce) {
         split_mode = LOSSGRAD_SPLIT_KL_REDUCE;
@@ -662,16 +682,16 @@ Status Compute(const Inputs& in, Result* out)
             out_rows *= loop.dims[d];
         }
         split_total = out_rows * (out_inner ? inner : 1);
-        unit = out_inner ? pad : 1;
-        split = SplitUnits(CeilDiv(split_total, unit), want);
+        unit = out_inner ? pad : (whole ? 32 / out_size : 1);
+        split = SplitUnits(split_total, unit, want, whole);
     } else if (has_row_operand &&
                (inner > tile || (inner * out_size >= p.cores * tb::kColumnMinBytes && !stream_rebroadcast))) {
         split_mode = LOSSGRAD_SPLIT_COLUMN;
         split_total = inner;
-        split = SplitUnits(CeilDiv(inner, unit), want);
+        split = SplitUnits(inner, unit, want, whole);
     } else {
         split_total = total;
-        split = SplitUnits(CeilDiv(total, unit), want);
+        split = SplitUnits(total, unit, want, whole);
         if (rank == 1) {
             align = tb::kGmAlignBytes / out_size;
         }

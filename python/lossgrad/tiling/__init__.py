@@ -29,8 +29,8 @@ from ..registry import OpSpec, Reduction
 from ..socs import Soc
 from ..validation import Call
 from . import data as td
-from .ub_plan import (FIXED_BYTES, MASK_ACC, MASK_CONST, MASK_REPEAT, MASK_RESULT, MASK_WORK, ROLE_TYPE, buffers,
-                      needs_constants, read_roles)
+from .ub_plan import (FIXED_BYTES, MASK_ACC, MASK_CONST, MASK_REPEAT, MASK_RESULT, MASK_WORK, ROLE_TYPE, blocks_only,
+                      buffers, needs_constants, read_roles)
 
 __all__ = ["KernelProblem", "TilingPlan", "problem_from_call", "plan", "plan_call"]
 
@@ -142,6 +142,9 @@ def _loop(problem: KernelProblem) -> _Loop:
     if problem.reduces:
         order = [d for d in rows if cp["out"][d]] + [d for d in rows if not cp["out"][d]]
         out_rank = sum(1 for d in rows if cp["out"][d])
+    elif blocks_only(problem.soc.arch.npu_arch) and cd[-1] * problem.dtypes["out"].itemsize % 32 != 0:
+        # Ragged rows written in whole blocks: each core's output must stay one GM-contiguous run (ub_plan.blocks_only)
+        order, out_rank = rows, len(rows)
     else:
         sizes = {r: math.prod(problem.shapes[r]) * problem.dtypes[r].itemsize for r in reads}
         order = _cheapest_order(rows, cd, {r: cp[r] for r in reads}, sizes)
@@ -219,7 +222,10 @@ def _tile_len(problem: KernelProblem, grad_scalar: bool, mask: int) -> tuple[int
     return tile, int(per_elem * tile) + FIXED_BYTES
 
 
-def _split(units_total: int, block_dim: int) -> tuple[int, int, int]:
+def _split(total: int, unit: int, block_dim: int, whole: bool) -> tuple[int, int, int]:
+    """Balanced units over cores. `whole` (ub_plan.blocks_only): count whole units only, so that the last core,
+    which ends the space, also takes the partial one and no core's range is shorter than a unit."""
+    units_total = max(1, total // unit) if whole else -(-total // unit)
     block_dim = max(1, min(block_dim, units_total))
     return block_dim, units_total // block_dim, units_total % block_dim
 
@@ -277,24 +283,26 @@ def plan(problem: KernelProblem) -> TilingPlan:
     stream_rebroadcast = any(modes[r] == STREAM and any(loop.strides[r][d] == 0 for d in range(rank - 1))
                              for r in reads)
     align = 0
+    whole = blocks_only(soc.arch.npu_arch)
     if kl_reduce:
         split = td.SPLIT_KL_REDUCE
         out_rows = math.prod(loop.dims[:loop.out_rank])
         split_total = out_rows * (E if out_inner else 1)
-        unit = pad if out_inner else 1
+        # Output elements one by one, or a block of them where the kernel writes whole blocks only.
+        unit = pad if out_inner else (32 // out_size if whole else 1)
         # The work is the whole broadcast space; the split is over output elements (no two cores share one).
-        block_dim, base, extra = _split(-(-split_total // unit), want)
+        block_dim, base, extra = _split(split_total, unit, want, whole)
     elif has_row_operand and (E > tile or (E * out_size >= cores * COLUMN_MIN_BYTES and not stream_rebroadcast)):
         split = td.SPLIT_COLUMN
         split_total = E
         unit = pad
-        block_dim, base, extra = _split(-(-E // unit), want)
+        block_dim, base, extra = _split(E, unit, want, whole)
         notes.append("column split: an input broadcast along rows is read once in total")
     else:
         split = td.SPLIT_FLAT
         split_total = total
         unit = pad
-        block_dim, base, extra = _split(-(-total // unit), want)
+        block_dim, base, extra = _split(total, unit, want, whole)
         if rank == 1:
             align = GM_ALIGN_BYTES // out_size
         if has_row_operand:

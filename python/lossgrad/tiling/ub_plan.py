@@ -4,6 +4,17 @@ Every buffer a kernel allocates is declared here once: the template renders its 
 the `Buffer` entry, and the tiling sums the same entries to size the tile so that the plan fills the UB budget. A
 buffer costs `count * tileLen * mult * sizeof(ctype) / div` bytes; `when` names the bit of the tiling's `bufMask`
 that enables it (None = always), so the decision is made once, by the tiling, and read by the kernel.
+
+Queue event IDs. On the real TQue (asc-devkit impl/basic_api/kernel_tquebind_impl.h) FreeTensor reserves an event ID
+of the queue's free event (VECIN: V_MTE2, VECOUT: MTE3_V) that the buffer keeps until it is allocated again, and
+buffers are handed out in rotation; EnQue holds one of the enqueue event (MTE2_V, V_MTE3) until DeQue. The pool per
+event type is QUE_MAX_EVENT IDs (asc-devkit impl/basic_api/kernel_macros.h; the SoC table's `events_per_position`:
+4 on Atlas 910 (1001), 8 elsewhere), shared with the kernel's own FetchEventID/AllocEventID. So every input of a
+tile is a *slice* of one buffer of a single double-buffered VECIN queue (`inQ_`): all of a tile's loads go into one
+buffer, one EnQue/DeQue, one FreeTensor. That holds 2 V_MTE2 IDs whatever the number of inputs (three queues of two
+buffers held 6, over 1001's 4) and keeps full double buffering of every input on every architecture; the UB it
+takes, and so the tile length, is what three separate queues took. `held_event_ids` states the peak per event type
+and `check_event_budget` compares it with the architecture's pool (tests and the kernel's static_assert use both).
 """
 from __future__ import annotations
 
@@ -12,6 +23,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from ..registry import OpSpec
+from ..socs import ARCHS
 
 ROLES = ("grad", "self", "target")
 ROLE_TYPE = {"grad": "TG", "self": "TS", "target": "TT", "out": "TO"}
@@ -46,16 +58,22 @@ class Buffer:
         return Fraction(self.count * self.mult * sizes[self.ctype], self.div)
 
 
+# Buffers of the one VECIN queue (each holds a slice per input) and of the VECOUT queue.
+IN_QUEUE_DEPTH = 2
+OUT_QUEUE_DEPTH = 2
+
+
 def io_buffers(read_roles: tuple[str, ...], grad_scalar: bool) -> list[Buffer]:
     out: list[Buffer] = []
     for role in read_roles:
         if role == "grad" and grad_scalar:
             continue
         t = ROLE_TYPE[role]
-        out.append(Buffer(f"{role}In_", "in", 2, t, doc=f"{role} tiles from GM (double buffered)"))
+        out.append(Buffer(f"{role}In_", "in", IN_QUEUE_DEPTH, t,
+                          doc=f"{role}'s slice of the tile's input buffer (inQ_, double buffered)"))
         out.append(Buffer(f"{role}Work_", "tbuf", 1, "float", when=MASK_WORK[role],
                           doc=f"{role} as float: cast target, or the resident copy of a broadcast operand"))
-    out.append(Buffer("outQ_", "out", 2, "TO", doc="output tiles to GM (double buffered)"))
+    out.append(Buffer("outQ_", "out", OUT_QUEUE_DEPTH, "TO", doc="output tiles to GM (double buffered)"))
     out.append(Buffer("result_", "tbuf", 1, "float", when=MASK_RESULT,
                       doc="float result before the cast to the output dtype (float outputs use the out tile)"))
     return out
@@ -115,3 +133,46 @@ def buffers(op: OpSpec, grad_scalar: bool, npu_arch: int) -> list[Buffer]:
         scratch = [Buffer(b.name, b.kind, b.count, b.ctype, b.mult, MASK_CHUNKED_DIV, b.when, b.doc)
                    if b.ctype == "uint8_t" else b for b in scratch]
     return io_buffers(read_roles(op), grad_scalar) + scratch
+
+
+# The kernel's own event use (pipeline.h.j2): FetchEventID + SetFlag/WaitFlag pairs, one ID at a time per type, of
+# types no queue uses (scalar <-> vector/MTE2/MTE3 around scalar UB access on the 310P/910 row paths).
+KERNEL_EVENTS = ("S_V", "V_S", "S_MTE2", "S_MTE3", "MTE3_S")
+
+
+def held_event_ids(op: OpSpec, grad_scalar: bool, npu_arch: int) -> dict[str, int]:
+    """Peak event IDs held at once per HardEvent by the kernel's queues and its own synchronisation.
+
+    VECIN (one queue, all inputs): each freed buffer keeps a V_MTE2 ID until its next allocation, EnQue holds one
+    MTE2_V ID until the DeQue that follows it. VECOUT: MTE3_V per freed buffer, V_MTE3 from EnQue to DeQue.
+    FetchEventID needs one free ID of its type at the call."""
+    bufs = buffers(op, grad_scalar, npu_arch)
+    held: dict[str, int] = {}
+    if any(b.kind == "in" for b in bufs):
+        held["V_MTE2"] = IN_QUEUE_DEPTH
+        held["MTE2_V"] = 1
+    held["MTE3_V"] = OUT_QUEUE_DEPTH
+    held["V_MTE3"] = 1
+    for e in KERNEL_EVENTS:
+        held[e] = held.get(e, 0) + 1
+    return held
+
+
+def blocks_only(npu_arch: int) -> bool:
+    """310P/910 (no DataCopyPad): the kernel writes whole 32-byte blocks only (pipeline.h.j2 RowWriter), so the
+    tiling keeps each core's output one GM-contiguous run of at least one block where rows are ragged. Architectures
+    not in the SoC table are taken to have DataCopyPad (as everywhere else in the tiling)."""
+    return npu_arch in ARCHS and not ARCHS[npu_arch].datacopy_pad
+
+
+def event_budget(npu_arch: int) -> int:
+    """IDs per event type of the architecture's TQue/TPipe pool (QUE_MAX_EVENT)."""
+    return ARCHS[npu_arch].events_per_position if npu_arch in ARCHS else min(a.events_per_position
+                                                                             for a in ARCHS.values())
+
+
+def check_event_budget(op: OpSpec, grad_scalar: bool, npu_arch: int) -> None:
+    over = {e: n for e, n in held_event_ids(op, grad_scalar, npu_arch).items() if n > event_budget(npu_arch)}
+    if over:
+        raise AssertionError(f"{op.name} on NpuArch {npu_arch}: event IDs over the pool of "
+                             f"{event_budget(npu_arch)}: {over}")

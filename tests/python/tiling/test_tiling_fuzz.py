@@ -112,17 +112,32 @@ def _plan(case: dict[str, Any]) -> tuple[KernelProblem, TilingPlan] | None:
 def check_split(problem: KernelProblem, p: TilingPlan) -> None:
     f = p.fields
     total_split, unit, base, extra, bd = f["splitTotal"], f["unitElems"], f["baseUnits"], f["extraUnits"], p.block_dim
-    units = -(-total_split // unit)
+    whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
+    units = _units(problem, p)
     assert bd == f["blockDim"] and bd * base + extra == units and 0 <= extra < bd
     pos = 0
     for core in range(bd):
         n_units = base + (1 if core < extra else 0)
         start_unit = core * base + min(core, extra)
         start, end = start_unit * unit, min((start_unit + n_units) * unit, total_split)
+        if core == bd - 1:
+            end = total_split  # the kernel's last core ends the space (it takes the partial unit when `whole`)
         assert start == min(pos, total_split) and start % unit == 0, (core, start, pos)
         assert end > start or total_split == 0, (core, start, end)
+        if whole and total_split * problem.dtypes["out"].itemsize >= 32:
+            # 310P/910 write whole 32-byte blocks: every core's range is at least one block of the output
+            assert (end - start) * problem.dtypes["out"].itemsize >= 32, (core, start, end)
         pos = end
     assert pos == total_split  # the ranges tile [0, splitTotal) exactly once, in order
+
+
+def _units(problem: KernelProblem, p: TilingPlan) -> int:
+    """Balance units of the split: whole units only where the kernel writes whole blocks (the last core also takes
+    the partial unit), else every started unit."""
+    total_split, unit = p.fields["splitTotal"], p.fields["unitElems"]
+    if ub_plan.blocks_only(problem.soc.arch.npu_arch):
+        return max(1, total_split // unit)
+    return -(-total_split // unit)
 
 
 def check_cores(problem: KernelProblem, p: TilingPlan) -> None:
@@ -132,7 +147,7 @@ def check_cores(problem: KernelProblem, p: TilingPlan) -> None:
     assert 1 <= bd <= cores
     out_size = problem.dtypes["out"].itemsize
     total = math.prod(f["dims"][:f["rank"]])
-    units = -(-f["splitTotal"] // f["unitElems"])
+    units = _units(problem, p)
     work_bytes = total * out_size  # what the 16 KB rule measures: the whole (broadcast) space, in output bytes
     assert bd == max(1, min(cores, units, work_bytes // MIN_CORE_BYTES))
     if bd == 1:
@@ -173,7 +188,9 @@ def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
     assert f["padElems"] * narrowest == 32
     out_inner = f["strideOut"][f["rank"] - 1] != 0
     if f["splitMode"] == td.SPLIT_KL_REDUCE and not out_inner:
-        assert f["unitElems"] == 1
+        # output elements one by one, or whole 32-byte output blocks where the kernel writes only those (310P/910)
+        whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
+        assert f["unitElems"] == (32 // problem.dtypes["out"].itemsize if whole else 1)
     else:
         assert f["unitElems"] * narrowest == 32
     if f["splitMode"] == td.SPLIT_FLAT and f["rank"] == 1:

@@ -1,0 +1,224 @@
+"""The kernels under the real machine's rules that the twin models (issue 9):
+
+- Atlas 910 (NpuArch 1001) has 4 TQue event IDs per event type (QUE_MAX_EVENT): for every op and dtype mix, on
+  launches of several tiles (so the queues' buffers rotate) and in every operand mode, no event type ever holds
+  more IDs than the pool, by the twin's per-core peak of held IDs; and the buffer plan's own statement
+  (ub_plan.held_event_ids) fits every architecture's pool.
+- 310P/910 (no DataCopyPad) write row tails without scalar GM writes: no core writes GM by SetValue (the only
+  exception, an output smaller than one 32-byte block on one core, is flushed), no byte is written by two cores, no
+  64-byte GM line written by SetValue is shared with any other writer, and what a core rewrites is exactly the
+  back-shifted overlap of its ragged pieces (an independent model of the pieces from the core's output range).
+- The project kernels run clean with strict manual synchronisation (auto_sync=False) as with auto_sync=True.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lossgrad import golden
+from lossgrad.registry import OPS
+from lossgrad.runners.twin import run_twin
+from lossgrad.socs import ARCHS
+from lossgrad.tiling import ub_plan
+from lossgrad.validation import validate
+from lossgrad.verify.cases import default_cases
+
+# Multi-tile shapes (the 1001 tile is at most ~11K elements for these plans), each operand mode and split.
+EVENT_PATTERNS = {
+    "same": ((40000,), (40000,), (40000,)),
+    "grad_scalar": ((), (300, 131), (300, 131)),
+    "row": ((300, 131), (300, 131), (131,)),
+    "column": ((300, 1), (300, 131), (300, 131)),
+}
+KL_EVENT_PATTERNS = {
+    "kl_sum_rows": ((300, 131), (300, 1), (300, 131)),
+    "kl_sum_cols": ((300, 131), (1, 131), (300, 131)),
+}
+
+
+def _mixes(soc: str) -> list[tuple[str, tuple[str, str, str, str]]]:
+    """Every (op, grad;self;target;out dtype) the verify matrix runs on this SoC."""
+    return sorted({(c.op, c.dtypes) for c in default_cases((soc,))})
+
+
+def _arrays(shapes, dtypes, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-2.0, 2.0, s).astype(d) for s, d in zip(shapes, dtypes)]
+
+
+def _run(op: str, shapes, dtypes, soc: str, auto_sync: bool = True):
+    call = validate(op, *_arrays(shapes, dtypes[:3]), "none", out_dtype=dtypes[3], soc=soc)
+    return call, run_twin(call, auto_sync=auto_sync)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Event IDs
+# ---------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("npu_arch", sorted(ARCHS))
+def test_buffer_plan_states_event_ids_within_every_pool(npu_arch: int) -> None:
+    for op in OPS.values():
+        for grad_scalar in (False, True):
+            held = ub_plan.held_event_ids(op, grad_scalar, npu_arch)
+            ub_plan.check_event_budget(op, grad_scalar, npu_arch)
+            # one VECIN queue whatever the number of inputs: two held V_MTE2 IDs (three queues held six)
+            assert held["V_MTE2"] == ub_plan.IN_QUEUE_DEPTH == 2
+            assert max(held.values()) <= ub_plan.event_budget(npu_arch)
+    assert ub_plan.event_budget(1001) == 4
+
+
+def test_event_budget_check_refuses_an_over_budget_plan(monkeypatch) -> None:
+    monkeypatch.setattr(ub_plan, "IN_QUEUE_DEPTH", 6)  # what three double-buffered VECIN queues held
+    with pytest.raises(AssertionError, match="V_MTE2"):
+        ub_plan.check_event_budget(OPS["l1_loss_backward"], False, 1001)
+    ub_plan.check_event_budget(OPS["l1_loss_backward"], False, 2201)  # 6 <= 8
+
+
+MIXES_1001 = _mixes("Ascend910A")
+
+
+def test_1001_mixes_cover_every_op_and_several_dtype_mixes() -> None:
+    assert {op for op, _ in MIXES_1001} == set(OPS)
+    assert len({d for _, d in MIXES_1001}) >= 4
+
+
+@pytest.mark.parametrize("op,dtypes", MIXES_1001, ids=[f"{o}-{'.'.join(d)}" for o, d in MIXES_1001])
+def test_1001_event_ids_within_four(op: str, dtypes) -> None:
+    budget = ub_plan.event_budget(1001)
+    patterns = dict(EVENT_PATTERNS)
+    if op == "kl_div_backward":
+        patterns.update(KL_EVENT_PATTERNS)
+    for name, shapes in patterns.items():
+        call, r = _run(op, shapes, dtypes, "Ascend910A")
+        tiles = max(c.copy_count for c in r.report.cores)
+        assert tiles > 4, f"{name}: too few copies to rotate the queues"
+        for core in r.report.cores:
+            peak = dict(core.event_ids_peak)
+            assert peak, "the twin reports no event-ID peaks"
+            assert max(peak.values()) <= budget, (name, core.index, peak)
+            # the queues' own share is what the buffer plan states (the kernel's own IDs come and go)
+            assert peak.get("V_MTE2", 0) <= ub_plan.IN_QUEUE_DEPTH, (name, peak)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 310P/910 row tails
+# ---------------------------------------------------------------------------------------------------------------
+
+BLOCK_SOCS = ("Ascend310P3", "Ascend910A")
+# Ragged rows (and tiny ones), row/column broadcasts, 1-D, a KL reduction with ragged output pieces, outputs
+# smaller than one block.
+TAIL_PATTERNS = {
+    "ragged": ((517, 1001), (517, 1001), (517, 1001)),
+    "ragged_row": ((300, 1003), (300, 1003), (1003,)),
+    "ragged_col": ((3000, 1), (3000, 77), (3000, 77)),
+    "tiny_rows": ((20000, 1), (20000, 3), (20000, 3)),
+    "flat": ((100003,), (100003,), (100003,)),
+    "column_split": ((8, 40001), (8, 40001), (40001,)),
+    "tiny": ((5,), (5,), (5,)),
+}
+KL_TAIL_PATTERNS = {
+    "kl_rows": ((9000, 13), (9000, 1), (9000, 13)),
+    "kl_cols": ((900, 1003), (1, 1003), (900, 1003)),
+    "kl_tiny": ((3, 4000), (3, 1), (3, 4000)),
+}
+
+
+def _tail_cases():
+    for soc in BLOCK_SOCS:
+        for op in OPS:
+            pats = dict(TAIL_PATTERNS)
+            if op == "kl_div_backward":
+                pats = {**{k: v for k, v in pats.items() if k in ("ragged", "tiny_rows", "tiny")}, **KL_TAIL_PATTERNS}
+            for name, shapes in pats.items():
+                for dtypes in (("float32",) * 4, ("float16",) * 4):
+                    yield soc, op, name, shapes, dtypes
+
+
+TAIL_CASES = list(_tail_cases())
+
+
+def _pieces(start: int, end: int, row: int) -> list[int]:
+    """Lengths of the pieces of [start, end) cut at multiples of `row` (the output rows a flat range crosses)."""
+    out, pos = [], start
+    while pos < end:
+        nxt = min(end, (pos // row + 1) * row)
+        out.append(nxt - pos)
+        pos = nxt
+    return out
+
+
+def _rewritten(pieces: list[int], block: int) -> int:
+    """Elements a core must write twice to emit these GM-contiguous pieces in whole blocks, never before its run:
+    a piece ends with a block back-shifted onto its own (or, if shorter than a block, the run's earlier) elements,
+    (block - n % block) % block of them; the run's head, while shorter than a block, waits for the next pieces, and
+    its first block overlaps what follows by block - head (a head of more than a block: two blocks, 2 * block - head).
+    """
+    rew, head, started = 0, 0, False
+    for n in pieces:
+        if started:
+            rew += (block - n % block) % block
+        elif n >= block:
+            started = True
+            rew += (block - head if head else 0) + (block - n % block) % block
+        else:
+            head += n
+            if head >= block:
+                started = True
+                rew += 2 * block - head if head > block else 0
+    return rew
+
+
+@pytest.mark.parametrize("soc,op,name,shapes,dtypes", TAIL_CASES,
+                         ids=[f"{s}-{o}-{n}-{d[0]}" for s, o, n, _, d in TAIL_CASES])
+def test_block_writes_no_scalar_gm_and_no_shared_lines(soc, op, name, shapes, dtypes) -> None:
+    call, r = _run(op, shapes, dtypes, soc)
+    want = getattr(golden, op)(*_arrays(shapes, dtypes[:3]), reduction="none", soc=soc, compute="float32")
+    np.testing.assert_allclose(r.output.astype(np.float64), np.asarray(want, np.float64), rtol=2e-3, atol=1e-6)
+    rep = r.report
+    spec = OPS[op]
+    out = rep.buffers[len(spec.kernel_inputs)]
+    size = r.output.itemsize
+    block = 32 // size
+    out_bytes = r.output.nbytes
+    assert out.write_distinct == out_bytes  # every output byte written
+    scalar_writes = [c.scalar_gm_writes for c in rep.cores]
+    if out_bytes < 32:
+        assert rep.block_dim == 1  # the only scalar-written output: one core, flushed (twin checks the line)
+    else:
+        assert not any(scalar_writes), scalar_writes
+    # Cross-core: each core's bytes are its own (the twin's overlap check also raises on any shared byte); lines
+    # scalar-written by one core are touched by no other writer (twin's line check raises otherwise).
+    ranges = [out.by_core[c].write_ranges for c in range(rep.block_dim)]
+    owned = sorted((b, e, c) for c, rs in enumerate(ranges) for b, e in rs)
+    for (b0, e0, c0), (b1, e1, c1) in zip(owned, owned[1:]):
+        assert e0 <= b1 or c0 == c1, (c0, c1, e0, b1)
+    # Rewrites: exactly the back-shifted overlap of each ragged piece, (block - n % block) % block elements.
+    plan = r.plan.fields
+    E = plan["dims"][plan["rank"] - 1]
+    for c in range(rep.block_dim):
+        acc = out.by_core[c]
+        rewritten = acc.write - sum(e - b for b, e in acc.write_ranges)
+        if out_bytes < 32:
+            assert rewritten == 0
+            continue
+        if plan["splitMode"] == 2 or plan["splitMode"] == 1:  # KL output pieces / column chunks: bounded
+            assert 0 <= rewritten < 32 * max(1, acc.write // 32 + 1)
+            continue
+        (b, e), = acc.write_ranges  # flat: one GM-contiguous run per core
+        pieces = _pieces(b // size, e // size, E)
+        expect = _rewritten(pieces, block) * size
+        assert rewritten == expect, (c, rewritten, expect, pieces[:4])
+
+
+@pytest.mark.parametrize("auto_sync", [False, True])
+@pytest.mark.parametrize("soc", ["Ascend910B1", "Ascend950PR_9579", "Ascend310P3", "Ascend910A"])
+def test_kernels_run_with_and_without_auto_sync(soc: str, auto_sync: bool) -> None:
+    for op in OPS:
+        pats = {"ragged_row": TAIL_PATTERNS["ragged_row"], "tiny_rows": TAIL_PATTERNS["tiny_rows"],
+                "grad_scalar": EVENT_PATTERNS["grad_scalar"], "column": EVENT_PATTERNS["column"]}
+        if op == "kl_div_backward":
+            pats.update(KL_TAIL_PATTERNS)
+        for shapes in pats.values():
+            for dtypes in (("float32",) * 4, ("float16",) * 4):
+                call, r = _run(op, shapes, dtypes, soc, auto_sync=auto_sync)
+                assert r.output.nbytes == r.report.buffers[len(OPS[op].kernel_inputs)].write_distinct
