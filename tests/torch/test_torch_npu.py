@@ -1,0 +1,242 @@
+"""The PrivateUse1 (torch_npu) kernels with a stand-in ACL layer: no device exists here, so lossgrad.cann.acl and
+torch_npu are replaced by stand-ins that interpret the aclnn two-stage calls the way the custom-op package's generated
+API does (inputs in OpDef order, reduction string, attributes, output, then workspace/executor/stream) and compute
+the result with the golden model from the tensors' memory. A wrong argument order, dtype enum, shape, stride,
+stream or output pointer therefore gives a wrong result. The real-device test skips without torch_npu and a device."""
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import sys
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import lossgrad.golden  # noqa: E402
+import lossgrad.torch as lt  # noqa: E402
+from lossgrad import dtypes as dt  # noqa: E402
+from lossgrad.cann import acl as acl_layer  # noqa: E402
+from lossgrad.cann.detect import device_present  # noqa: E402
+from lossgrad.errors import LossGradError  # noqa: E402
+from lossgrad.registry import OPS  # noqa: E402
+from lossgrad.torch import npu  # noqa: E402
+from lossgrad.torch._convert import to_numpy  # noqa: E402
+
+from _torch_support import rand  # noqa: E402
+
+STREAM = 0x5EA
+WORKSPACE = 256
+ATTRS = {"l1_loss_backward": {}, "mse_loss_backward": {}, "smooth_l1_loss_backward": {"beta": 0.5},
+         "kl_div_backward": {"log_target": True}}
+
+
+class StandInAcl:
+    """lossgrad.cann.acl.Acl: only the status check is used in-process (torch_npu owns device and stream)."""
+
+    def __init__(self, lib_dirs: Any = None) -> None:
+        self.lib_dirs = lib_dirs
+
+    def check(self, call: str, code: int) -> None:
+        if code != 0:
+            raise acl_layer.AclError(call, int(code), "stand-in failure")
+
+
+class StandInTensors:
+    """lossgrad.cann.acl.AclnnTensors: handles recording shape, dtype enum and device address."""
+
+    def __init__(self, lib_dirs: Any = None) -> None:
+        self.live: dict[int, tuple[list[int], int, int]] = {}
+        self.next = 1
+
+    def create(self, shape: list[int], acl_dtype: int, data: ctypes.c_void_p) -> ctypes.c_void_p:
+        handle, self.next = self.next, self.next + 1
+        self.live[handle] = (list(shape), acl_dtype, int(data.value or 0))
+        return ctypes.c_void_p(handle)
+
+    def destroy(self, tensor: ctypes.c_void_p) -> None:
+        del self.live[int(tensor.value)]
+
+
+def _array(record: tuple[list[int], int, int]) -> np.ndarray:
+    shape, acl_dtype, address = record
+    dtype = next(d for d in dt.DType if d.acl_enum == acl_dtype).np_dtype
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return np.zeros(shape, dtype)
+    return np.frombuffer((ctypes.c_char * (n * dtype.itemsize)).from_address(address), dtype=dtype).reshape(shape)
+
+
+class StandInPackage:
+    """The package's op_api library: aclnn<Op>GetWorkspaceSize / aclnn<Op> for every op, as Python callables."""
+
+    def __init__(self, tensors: StandInTensors, status: int = 0) -> None:
+        self.tensors, self.status = tensors, status
+        self.launches: list[dict[str, Any]] = []
+        self.pending: dict[int, dict[str, Any]] = {}
+        for op in OPS.values():
+            setattr(self, f"aclnn{op.custom_op_type}GetWorkspaceSize", self._first(op))
+            setattr(self, f"aclnn{op.custom_op_type}", self._second(op))
+
+    def _first(self, op: Any) -> Any:
+        def first(*args: Any) -> int:
+            n = len(op.kernel_inputs)
+            handles, reduction, scalars = args[:n], args[n], args[n + 1:n + 1 + len(op.attrs)]
+            out, size, executor = args[n + 1 + len(op.attrs):]
+            inputs = [self.tensors.live[int(h.value)] for h in handles]
+            key = len(self.pending) + 100
+            self.pending[key] = {"op": op, "inputs": inputs, "out": self.tensors.live[int(out.value)],
+                                 "reduction": reduction.value.decode(), "attrs": [s.value for s in scalars],
+                                 "scalar_types": [type(s) for s in scalars]}
+            size._obj.value = WORKSPACE
+            executor._obj.value = key
+            return self.status
+        return first
+
+    def _second(self, op: Any) -> Any:
+        def second(workspace: ctypes.c_void_p, size: ctypes.c_uint64, executor: ctypes.c_void_p,
+                   stream: ctypes.c_void_p) -> int:
+            job = self.pending.pop(int(executor.value))
+            job.update(stream=stream.value, workspace=bool(workspace.value), workspace_size=size.value)
+            arrays = {io.role: _array(rec) for io, rec in zip(op.kernel_inputs, job["inputs"])}
+            out = _array(job["out"])
+            attrs = dict(zip((a.name for a in op.attrs), job["attrs"]))
+            golden = getattr(lossgrad.golden, op.name)(arrays["grad"], arrays["self"], arrays["target"],
+                                                       job["reduction"], **attrs, out_dtype=out.dtype)
+            out[...] = golden
+            self.launches.append(job)
+            return 0
+        return second
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> dict[str, Any]:
+    vendor = tmp_path / "opp" / "vendors" / "lossgrad"
+    (vendor / "op_api" / "lib").mkdir(parents=True)
+    (vendor / "op_api" / "lib" / npu.PACKAGE_LIBRARY).write_bytes(b"")
+    (tmp_path / "cann").mkdir()
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "cann"))
+    monkeypatch.setenv(npu.CUSTOM_OPP_VAR, str(vendor))
+    monkeypatch.delenv(npu.OPP_VAR, raising=False)
+    device = {"name": "Ascend910B3"}
+    fake_torch_npu = types.SimpleNamespace(npu=types.SimpleNamespace(
+        current_stream=lambda dev: types.SimpleNamespace(npu_stream=STREAM),
+        get_device_name=lambda index: device["name"]))
+    monkeypatch.setitem(sys.modules, "torch_npu", fake_torch_npu)
+    tensors = StandInTensors()
+    package = StandInPackage(tensors)
+    searched: list[Any] = []
+
+    def find(symbol: str, names: Any, dirs: Any) -> Any:
+        searched.append((symbol, list(names), list(dirs)))
+        return package if any((d / n).is_file() for d in dirs for n in names) else None
+
+    monkeypatch.setattr(acl_layer, "Acl", StandInAcl)
+    monkeypatch.setattr(acl_layer, "AclnnTensors", lambda dirs: tensors)
+    monkeypatch.setattr(acl_layer, "find_symbol_library", find)
+    monkeypatch.setattr(npu, "_RUNTIMES", {})
+    return {"package": package, "tensors": tensors, "searched": searched, "device": device, "vendor": vendor}
+
+
+def _kernel(name: str) -> Any:
+    return npu.npu_kernel(OPS[name])
+
+
+def test_privateuse1_kernels_are_registered() -> None:
+    for name in OPS:
+        for key in ("CPU", "PrivateUse1", "Meta", "Autograd"):
+            assert torch._C._dispatch_has_kernel_for_dispatch_key(f"lossgrad::{name}", key), (name, key)
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_two_stage_call_on_the_current_stream(name: str, stand_in: dict[str, Any]) -> None:
+    op = OPS[name]
+    g = rand((3, 4), torch.float16, 1)
+    s = rand((4, 3), torch.float16, 2).t()          # non-contiguous: the package needs contiguous memory
+    t = rand((1, 4), torch.float16, 3)
+    out = _kernel(name)(g, s, t, 1 if name != "kl_div_backward" else 3, *ATTRS[name].values())
+    expected = getattr(lossgrad.golden, name)(to_numpy(g), to_numpy(s), to_numpy(t),
+                                              1 if name != "kl_div_backward" else 3, **ATTRS[name])
+    assert np.array_equal(to_numpy(out), expected)
+    (job,) = stand_in["package"].launches
+    assert job["stream"] == STREAM and job["workspace"] and job["workspace_size"] == WORKSPACE
+    assert job["reduction"] == ("mean" if name != "kl_div_backward" else "batchmean")
+    assert job["scalar_types"] == [ctypes.c_double if a.kernel_type == "Float" else ctypes.c_bool for a in op.attrs]
+    assert {rec[1] for rec in job["inputs"]} == {dt.DType.FLOAT16.acl_enum}
+    assert [rec[0] for rec in job["inputs"]] == [list({"grad": g, "self": s, "target": t}[io.role].shape)
+                                                 for io in op.kernel_inputs]
+    assert stand_in["tensors"].live == {}  # every aclTensor destroyed
+    symbol, names, dirs = stand_in["searched"][0]
+    assert symbol == f"aclnn{op.custom_op_type}GetWorkspaceSize" and names == [npu.PACKAGE_LIBRARY]
+    assert dirs[0] == stand_in["vendor"] / "op_api" / "lib"
+
+
+def test_mixed_dtypes_run_in_the_promoted_dtype_and_cast_to_out(stand_in: dict[str, Any]) -> None:
+    g, s, t = rand((), torch.float16, 1), rand((2, 3), torch.float32, 2), rand((2, 3), torch.bfloat16, 3)
+    out = _kernel("l1_loss_backward")(g, s, t, 2, out_dtype=torch.float16)
+    (job,) = stand_in["package"].launches
+    assert {rec[1] for rec in job["inputs"]} == {dt.DType.FLOAT32.acl_enum} and job["out"][1] == 0
+    assert out.dtype == torch.float16
+    assert torch.equal(out, (torch.sign(s - t.float()) * g.float()).half())
+
+
+def test_validation_uses_the_device_soc(stand_in: dict[str, Any]) -> None:
+    stand_in["device"]["name"] = "Ascend310P3"
+    x = torch.zeros(3, dtype=torch.bfloat16)
+    with pytest.raises(LossGradError) as info:
+        _kernel("mse_loss_backward")(x, x, x, 1)
+    assert info.value.code == 161002 and "Ascend310P3" in str(info.value)
+    assert stand_in["package"].launches == []
+
+
+def test_empty_call_launches_nothing(stand_in: dict[str, Any]) -> None:
+    x = torch.zeros(0, 3)
+    assert _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1).shape == (0, 3)
+    assert stand_in["package"].launches == []
+
+
+def test_aclnn_status_is_checked(stand_in: dict[str, Any]) -> None:
+    stand_in["package"].status = 161002
+    x = torch.zeros(3)
+    with pytest.raises(acl_layer.AclError, match="aclnnMseLossGradCustomGetWorkspaceSize returned 161002"):
+        _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1)
+    assert stand_in["tensors"].live == {}
+
+
+def test_missing_everything_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch_npu", None)  # import torch_npu -> ImportError
+    for var in ("ASCEND_HOME_PATH", npu.CUSTOM_OPP_VAR, npu.OPP_VAR):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(npu, "_RUNTIMES", {})
+    x = torch.zeros(3)
+    with pytest.raises(lt.NpuUnavailable) as info:
+        _kernel("kl_div_backward")(x, x, x, 1)
+    message = str(info.value)
+    assert "torch_npu" in message and "ASCEND_HOME_PATH" in message and "custom-op package" in message
+    assert "aclnnKlDivLossGradCustomGetWorkspaceSize" in message
+
+
+def test_missing_package_only(stand_in: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(npu.CUSTOM_OPP_VAR)
+    x = torch.zeros(3)
+    with pytest.raises(lt.NpuUnavailable) as info:
+        _kernel("l1_loss_backward")(x, x, x, 1)
+    message = str(info.value)
+    assert "custom-op package" in message and "torch_npu" not in message and "ASCEND_HOME_PATH" not in message
+
+
+def _real_npu() -> bool:
+    return importlib.util.find_spec("torch_npu") is not None and device_present()
+
+
+@pytest.mark.skipif(not _real_npu(), reason="needs torch_npu and an Ascend device (/dev/davinciN) with CANN")
+def test_real_device() -> None:  # pragma: no cover - no device on this project's machines
+    import torch_npu  # noqa: F401
+
+    g, s, t = rand((), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((3, 4), torch.float32, 3)
+    out = torch.ops.lossgrad.mse_loss_backward(g.npu(), s.npu(), t.npu(), "mean").cpu()
+    expected = lossgrad.golden.mse_loss_backward(to_numpy(g), to_numpy(s), to_numpy(t), "mean")
+    assert np.array_equal(to_numpy(out), expected)
