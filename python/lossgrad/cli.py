@@ -166,9 +166,15 @@ def _progress(stream):
               help="Cases run concurrently.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report instead of the table.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Run only the first N cases.")
+@click.option("--auto-sync", "auto_sync", type=click.Choice(["on", "off"]), default="on", show_default=True,
+              help="Twin: model bisheng --cce-auto-sync (on: S<->V/MTE2/MTE3 sync inserted by the compiler; "
+                   "off: the kernel must synchronise them itself).")
 def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, case_file: str | None,
-           export_cases: str | None, backend: str, jobs: int, as_json: bool, limit: int | None) -> None:
+           export_cases: str | None, backend: str, jobs: int, as_json: bool, limit: int | None,
+           auto_sync: str) -> None:
     """Run the verification matrix and compare with the golden model (CANN's precision standard)."""
+    from .runners.twin import AUTO_SYNC_ENV
+    os.environ[AUTO_SYNC_ENV] = auto_sync  # read by the twin runner of every case (threads and workers alike)
     from .runners import require_backend
     from .verify import default_cases, read_csv, run_cases, summary_json, worst, write_csv
     from .verify.cases import CaseTableError
