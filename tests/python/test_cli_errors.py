@@ -53,7 +53,7 @@ def table(tmp_path: Path, *rows: str, header: str = HEADER) -> str:
     return str(path)
 
 
-# -- verify ---------------------------------------------------------------------------------------------------------
+# -- verify ----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, status, needle", [
     (["--soc", "nonsense"], 2, "unknown SoC version 'nonsense'"),
@@ -147,7 +147,7 @@ def test_short_names_and_comma_separated_socs_select_cases(tmp_path: Path) -> No
     assert {c.soc for c in cases} == {"Ascend910B1", "Ascend310P3"}
 
 
-# -- tiling -----------------------------------------------------------------------------------------------------------
+# -- tiling ----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, status, needle", [
     (["bogus"], 2, "unknown op"),
@@ -204,7 +204,7 @@ def test_tiling_accepts_reduction_integers(text: str, label: str) -> None:
     assert json.loads(r.stdout) == json.loads(by_name.stdout)
 
 
-# -- gen ----------------------------------------------------------------------------------------------------------------
+# -- gen -------------------------------------------------------------------------------------------------------------
 
 def test_gen_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     one_line_error(["gen", "--out", str(tmp_path / "k"), "--op", "bogus"], 2, "unknown op")
@@ -230,7 +230,7 @@ def test_gen_accepts_short_op_names(tmp_path: Path) -> None:
     assert (tmp_path / "k" / "smooth_l1_loss_grad_custom.cpp").exists()
 
 
-# -- bench, build, socs, the group ---------------------------------------------------------------------------------------
+# -- bench, build, socs, the group -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, status, needle", [
     (["bench", "--backend", "sim"], 1, "ASCEND_HOME_PATH"),
@@ -284,7 +284,7 @@ def test_socs_documents_the_aliases() -> None:
     assert {r["name"]: r["aliases"] for r in records}["Ascend310P3"] == ["310p", "ascend310p"]
 
 
-# -- end to end: real processes ---------------------------------------------------------------------------------------------
+# -- end to end: real processes --------------------------------------------------------------------------------------
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "lossgrad.cli", *args], capture_output=True, text=True, timeout=120,

@@ -294,9 +294,10 @@ def read_csv(path: str) -> list[Case]:
             raise CaseTableError(f"{path}: the header lacks column(s) {', '.join(missing)} (expected "
                                  f"{','.join(CSV_COLUMNS)})")
         for n, row in enumerate(reader, start=2):
-            if None in row or any(row.get(c) is None for c in REQUIRED_COLUMNS):
-                raise CaseTableError(f"{path}:{n}: the row has {len(row.get(None) or []) + sum(v is not None for k, v in row.items() if k is not None)} "
-                                     f"cells; the header has {len(reader.fieldnames or ())}")
+            if None in row or any(v is None for v in row.values()):  # DictReader: extra cells / missing cells
+                cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
+                raise CaseTableError(f"{path}:{n}: the row has {cells} cells; the header has "
+                                     f"{len(reader.fieldnames or ())}")
             try:
                 case = _case_from_row(row)
             except (KeyError, ValueError) as exc:  # LossGradError is a ValueError
