@@ -134,7 +134,7 @@ def test_real_kernel_compiles_in_launch_flow(tmp_path: Path, real_kernels: None,
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 
-@pytest.mark.parametrize("family", ["A2", "950", "310P", "910"])
+@pytest.mark.parametrize("family", ["A2", "910"])  # the read differs by arch 1001 or not
 def test_package_flow_uses_the_generated_tiling_macros(tmp_path: Path, real_kernels: None, family: str) -> None:
     """Without the launch define the kernel reads its tiling with op_build's GET_TILING_DATA (so it cannot compile
     against the devkit alone), except on 1001 (Atlas training), where GET_TILING_DATA and REGISTER_TILING_DEFAULT are
