@@ -41,6 +41,11 @@ def _inputs(case: tuple, dtype: torch.dtype, seed: int) -> tuple[torch.Tensor, t
     return rand(g_shape, dtype, seed), rand(s_shape, dtype, seed + 1), rand(t_shape, dtype, seed + 2)
 
 
+def test_each_op_has_the_int_and_str_overloads() -> None:
+    for name in OPS:
+        assert sorted(getattr(torch.ops.lossgrad, name).overloads()) == ["default", "str"]
+
+
 @pytest.mark.parametrize("name", list(OPS))
 def test_opcheck(name: str) -> None:
     """Schema, fake kernel, autograd registration and AOT dispatch with dynamic shapes (which runs the double
