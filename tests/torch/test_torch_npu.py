@@ -192,6 +192,23 @@ def test_validation_uses_the_device_soc(stand_in: dict[str, Any]) -> None:
     assert stand_in["package"].launches == []
 
 
+def test_soc_argument_must_name_the_device(stand_in: dict[str, Any]) -> None:
+    x = torch.zeros(3)
+    _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1, soc="Ascend910B3")
+    with lt.soc("Ascend950PR_9579"):  # the block chooses the twin's SoC; NPU tensors run as the device
+        _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1)
+    with pytest.raises(LossGradError) as info:
+        _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1, soc="Ascend910B1")
+    assert info.value.code == 161002 and "Ascend910B3" in str(info.value)
+    assert len(stand_in["package"].launches) == 2
+
+
+def test_tensors_on_other_devices(stand_in: dict[str, Any]) -> None:
+    x = torch.zeros(3)
+    with pytest.raises(RuntimeError, match="same device"):
+        _kernel("mse_loss_backward")(torch.zeros(3, device="meta"), x, x, 0)
+
+
 def test_empty_call_launches_nothing(stand_in: dict[str, Any]) -> None:
     x = torch.zeros(0, 3)
     assert _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1).shape == (0, 3)

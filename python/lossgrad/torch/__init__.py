@@ -58,4 +58,4 @@ def kl_div_backward(grad_output: Any, self: Any, target: Any, reduction: "int | 
                     log_target: bool = False, *, out_dtype: "_torch.dtype | None" = None,
                     soc: str | None = None) -> _torch.Tensor:
     """``torch.ops.lossgrad.kl_div_backward`` with aclnn's null check; reduction as int or name."""
-    return _call(KL_DIV_BACKWARD, grad_output, self, target, reduction, (bool(log_target),), out_dtype, soc)
+    return _call(KL_DIV_BACKWARD, grad_output, self, target, reduction, (log_target,), out_dtype, soc)

@@ -27,8 +27,9 @@ import torch
 
 from ..cann import acl as acl_layer
 from ..cann.detect import detect_cann, unavailable_message
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, invalid_error
 from ..registry import OpSpec
+from ..socs import get_soc
 from ._convert import DTYPE_TO_TORCH
 
 PACKAGE_LIBRARY = "libcust_opapi.so"
@@ -152,7 +153,14 @@ def npu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
         b = bind(op, args, kwargs)
         rt = runtime(op)
         device = b.self_.device
-        call = validate_shapes(b, rt.soc(device))
+        for name, t in zip(op.aclnn_params, b.tensors):
+            if t.device != device and t.dim() != 0:  # a 0-d tensor may live elsewhere, as torch's scalars do
+                raise RuntimeError(f"Expected all tensors to be on the same device: {op.aclnn_params[1]} is on "
+                                   f"{device}, {name} on {t.device}")
+        soc = rt.soc(device)
+        if b.soc is not None and get_soc(b.soc).name != soc:  # the lt.soc() block applies to the twin only
+            raise invalid_error(f"soc: {b.soc!r} was requested but the tensors are on {device}, a {soc}")
+        call = validate_shapes(b, soc)
         out = torch.empty(call.out_shape, dtype=DTYPE_TO_TORCH[call.out_dtype], device=device)
         if not call.launch:  # aclnn's early return: empty, or KL's zeros for an empty broadcast
             return out.zero_()
