@@ -104,9 +104,11 @@ def test_variant_wrapper_defines_dtypes_and_key() -> None:
 # (asc-devkit cmake/asc/legacy_modules/bisheng_intf.cmake); the find_package(ASC) flow adds none that matter here.
 FLOW_DEFINES = {"launch-legacy": ("TILING_KEY_VAR=0",), "launch-asc": ()}
 TWIN_FLAGS = ("-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter")
-# Every (op, tiling key) of the kernels, one per (flow, family) case, so every branch is compiled somewhere.
-_OP_KEYS = [(name, key) for name in OPS for key in kernel_sources.kernel_tiling_keys(OPS[name])]
-_CASES = [(flow, family) for flow in FLOW_DEFINES for family in sorted(FAMILY_SOCS)]
+# One family per architecture (A3 compiles exactly as A2). The ops rotate so each is compiled in both flows; every
+# tiling-key branch is type-checked in every compile (the compiled-in key only selects which one runs), and the
+# key and dtype combination rotate too.
+_ARCH_FAMILIES = ["A2", "950", "310P", "910"]
+_CASES = [(flow, family) for flow in FLOW_DEFINES for family in _ARCH_FAMILIES]
 
 
 def _twin_syntax(source: Path, soc: str, defines: tuple[str, ...] = (), *,
@@ -123,13 +125,12 @@ def _twin_syntax(source: Path, soc: str, defines: tuple[str, ...] = (), *,
 def test_real_kernel_compiles_in_launch_flow(tmp_path: Path, real_kernels: None, flow: str, family: str) -> None:
     """The wrapper a launch build compiles, around the REAL rendered kernel, with only what the devkit defines: no
     GET_TILING_DATA, REGISTER_TILING_DEFAULT or TILING_KEY_IS (devkit_standin/kernel_operator.h)."""
-    op_name, key = _OP_KEYS[_CASES.index((flow, family))]
+    i = _CASES.index((flow, family))
+    op_name = list(OPS)[(i + (i >= len(_ARCH_FAMILIES))) % len(OPS)]  # the second flow shifts by one arch
     soc = FAMILY_SOCS[family]
     plan = _written_plan(tmp_path, flow, soc, op_name, "cpu" if flow == "launch-legacy" else "npu")
     assert "REGISTER_TILING_DEFAULT" in (plan.project_dir / "op_kernel" / f"{OPS[op_name].entry_name}.cpp").read_text()
-    variants = [v for v in plan.variants if v.tiling_key == key]
-    assert variants, f"{op_name} has no variant with key {key} on {soc}"
-    v = variants[_CASES.index((flow, family)) % len(variants)]  # vary the dtype combination too
+    v = plan.variants[(7 * i) % len(plan.variants)]  # vary the key and dtype combination too
     proc = _twin_syntax(plan.project_dir / "launch" / f"{v.name}.cpp", soc, FLOW_DEFINES[flow])
     assert proc.returncode == 0, proc.stderr[-4000:]
 
@@ -257,9 +258,10 @@ def test_choose_flow(tmp_path: Path) -> None:
 
 # -- the launch path run on the twin: its own tiling read, its compiled-in key ------------------------------------
 
-# A2: the package path reads with GET_TILING_DATA, the launch path with its own read; 910 (1001): both read it
-# themselves, and the launch path's key is compiled in. (Two architectures: each costs two cold twin builds.)
-@pytest.mark.parametrize("family", ["A2", "910"])
+# On A2 the package path reads its tiling with GET_TILING_DATA, so the comparison is independent of the launch path's
+# own read. (One architecture: each costs two cold twin builds. On 1001 every twin run of the project kernels, e.g.
+# lossgrad verify, goes through the same read, against the golden model.)
+@pytest.mark.parametrize("family", ["A2"])
 def test_launch_variant_runs_on_the_twin(tmp_path: Path, real_kernels: None, family: str) -> None:
     """The launch wrapper around the real kernel, built against the devkit stand-in and run on the twin with a wrong
     run-time key, gives the package path's output bit for bit (tiling read from GM, key compiled in); a tiling
