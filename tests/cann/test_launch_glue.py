@@ -226,6 +226,8 @@ def test_runner_rejects_bad_arguments(tmp_path: Path, cpu_runner_exe: tuple[Path
     args = runner._runner_args(job, tiling, inputs, output)
     with pytest.raises(runner.CannRunError, match="exited with 2"):
         runner._run_process([str(exe), "0", *args[1:]], {}, tmp_path, "stand-in", 60)  # block dim 0
+    with pytest.raises(runner.CannRunError, match="serves tiling key 0, not 1"):  # another library's key
+        runner._run_process([str(exe), args[0], "1", *args[2:]], {}, tmp_path, "stand-in", 60)
     with pytest.raises(runner.CannRunError, match="exited with 1"):
         runner._run_process([str(exe), *args[:4], str(tmp_path / "missing.bin"), *args[5:]], {}, tmp_path,
                             "stand-in", 60)
