@@ -121,6 +121,25 @@ def _twin_syntax(source: Path, soc: str, defines: tuple[str, ...] = (), *,
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+@pytest.mark.parametrize("package", [False, True])
+def test_devkit_standin_defines_what_the_devkit_defines(tmp_path: Path, package: bool) -> None:
+    """The stand-in's macro set after preprocessing: no op_build tiling macro; KERNEL_TASK_TYPE_DEFAULT stays (the
+    devkit defines it and supports it in kernel-launch projects); TILING_KEY_IS only for the 1001 package case."""
+    src = tmp_path / "probe.cpp"
+    src.write_text('#include "kernel_operator.h"\n')
+    macro = twin_build.arch_defines(get_soc("Ascend910B1"))
+    cmd = ["g++", "-std=c++17", "-E", "-dM", f"-I{DEVKIT_STANDIN}", f"-I{twin_build.INCLUDE_DIR}",
+           f"-I{twin_build.RUNTIME_DIR}", *(f"-D{k}={v}" for k, v in macro.items()),
+           *(["-DLG_STANDIN_PACKAGE"] if package else []), str(src)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    defined = {line.split()[1].split("(")[0] for line in proc.stdout.splitlines() if line.startswith("#define ")}
+    for name in ("GET_TILING_DATA", "GET_TILING_DATA_WITH_STRUCT", "REGISTER_TILING_DEFAULT"):
+        assert name not in defined
+    assert ("TILING_KEY_IS" in defined) is package
+    assert "KERNEL_TASK_TYPE_DEFAULT" in defined
+
+
 @pytest.mark.parametrize("flow,family", _CASES, ids=[f"{f}-{fam}" for f, fam in _CASES])
 def test_real_kernel_compiles_in_launch_flow(tmp_path: Path, real_kernels: None, flow: str, family: str) -> None:
     """The wrapper a launch build compiles, around the REAL rendered kernel, with only what the devkit defines: no
