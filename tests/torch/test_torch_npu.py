@@ -117,7 +117,7 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> dict[str, Any]:
     vendor = tmp_path / "opp" / "vendors" / "lossgrad"
     (vendor / "op_api" / "lib").mkdir(parents=True)
     (vendor / "op_api" / "lib" / npu.PACKAGE_LIBRARY).write_bytes(b"")
-    (tmp_path / "cann").mkdir()
+    (tmp_path / "cann" / "lib64").mkdir(parents=True)  # what detect_cann recognises as a toolkit
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "cann"))
     monkeypatch.setenv(npu.CUSTOM_OPP_VAR, str(vendor))
     monkeypatch.delenv(npu.OPP_VAR, raising=False)
@@ -232,7 +232,8 @@ def test_missing_everything_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(lt.NpuUnavailable) as info:
         _kernel("kl_div_backward")(x, x, x, 1)
     message = str(info.value)
-    assert "torch_npu" in message and "ASCEND_HOME_PATH" in message and "custom-op package" in message
+    assert "3 missing" in message and "(1) torch_npu" in message and "(2) the aclnn call needs the CANN" in message
+    assert "ASCEND_HOME_PATH is not set" in message and "(3) the lossgrad custom-op package" in message
     assert "aclnnKlDivLossGradCustomGetWorkspaceSize" in message
 
 
@@ -242,7 +243,8 @@ def test_missing_package_only(stand_in: dict[str, Any], monkeypatch: pytest.Monk
     with pytest.raises(lt.NpuUnavailable) as info:
         _kernel("l1_loss_backward")(x, x, x, 1)
     message = str(info.value)
-    assert "custom-op package" in message and "torch_npu" not in message and "ASCEND_HOME_PATH" not in message
+    assert "1 missing: (1) the lossgrad custom-op package" in message and "torch_npu" not in message
+    assert "ASCEND_HOME_PATH" not in message
 
 
 def _real_npu() -> bool:

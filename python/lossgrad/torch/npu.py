@@ -96,21 +96,23 @@ def runtime(op: OpSpec) -> NpuRuntime:
         torch_npu = _import_torch_npu()
     except ImportError as exc:
         torch_npu = None
-        missing.append(f"torch_npu is not importable ({exc}); install the torch_npu matching torch "
-                       f"{torch.__version__}")
+        missing.append(f"torch_npu is not importable ({exc}); install the torch_npu release matching torch "
+                       f"{torch.__version__}.")
     cann = detect_cann()
     if cann is None:
-        missing.append(unavailable_message("the aclnn call"))
+        missing.append(unavailable_message("the aclnn call", alternative="move the tensors to the CPU, where the "
+                                           "op runs the kernel on the host twin"))
     symbol = f"aclnn{op.custom_op_type}GetWorkspaceSize"
     dirs = package_lib_dirs()
     library = acl_layer.find_symbol_library(symbol, (PACKAGE_LIBRARY,), dirs) if cann is not None else None
     if library is None:
         where = ", ".join(str(d) for d in dirs) or f"nowhere: {CUSTOM_OPP_VAR} and {OPP_VAR} are unset"
-        missing.append(f"the lossgrad custom-op package: no {PACKAGE_LIBRARY} exporting {symbol} (searched {where}); "
-                       f"build and install it with `lossgrad build --flow package` and set {CUSTOM_OPP_VAR} to its "
-                       f"vendor directory (docs/cann.md §2)")
+        missing.append(f"the lossgrad custom-op package is not installed: no {PACKAGE_LIBRARY} exports {symbol} "
+                       f"(searched {where}); build and install it with `lossgrad build --flow package` and set "
+                       f"{CUSTOM_OPP_VAR} to its vendor directory (docs/cann.md §2)")
     if missing:
-        raise NpuUnavailable(f"torch.ops.lossgrad.{op.name} on an NPU tensor needs " + "; and ".join(missing))
+        raise NpuUnavailable(f"torch.ops.lossgrad.{op.name} cannot run on NPU tensors, {len(missing)} missing: "
+                             + " ".join(f"({i}) {m}" for i, m in enumerate(missing, 1)))
     assert cann is not None and torch_npu is not None
     lib_dirs = [*dirs, cann.lib64]
     rt = NpuRuntime(torch_npu=torch_npu, acl=acl_layer.Acl(lib_dirs), tensors=acl_layer.AclnnTensors(lib_dirs),
