@@ -159,7 +159,7 @@ def test_tiling_adapter_defaults_and_failures(workdir: str, op_name: str) -> Non
 
 
 # SocVersion values of the current devkit header (asc-devkit include/utils/tiling/platform/platform_ascendc.h).
-ASCEND950, ASCEND910_93 = 4, 12
+ASCEND950, ASCEND910_93 = 4, 11
 
 
 @pytest.mark.parametrize("soc_versions", [1, 2])

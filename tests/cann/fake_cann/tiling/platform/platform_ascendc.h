@@ -28,7 +28,7 @@ enum class SocVersion {
 #elif FAKE_CANN_SOC_VERSIONS == 2
     ASCEND950 = 4,
     ASCEND910_95 = ASCEND950,
-    ASCEND910_93 = 12,
+    ASCEND910_93 = 11,  // ASCEND910_95 = ASCEND950 restarts the count at 4, so the enumerators after it run on from 5
 #endif
     RESERVED_VERSION = 99999
 };
