@@ -37,12 +37,16 @@ extern "C" __global__ __aicore__ void compile_errors(GM_ADDR x) {
     DataCopyPad(f, fGm, DataCopyExtParams(1, 20, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
     Cast(i, f, RoundMode::CAST_RINT, 64);               // no float -> int32 on 310P
     DataCopy(b, bGm, 64);                               // no bf16 tensors on 310P
+    DataCopyPad(f, fGm, DataCopyParams(1, 20, 0, 0), DataCopyPadParams(false, 0, 0, 0));  // older form: neither
+    Sign(f, f, 64);                                     // legal: stack-scratch Sign exists on 310P
 #else  // 1001
     DataCopyPad(f, fGm, DataCopyExtParams(1, 20, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
     Maxs(f, f, 1.0f, 64);
     Mins(f, f, 1.0f, 64);
     Compares(bits, f, 1.0f, CMPMODE::LT, 64);
     Sign(f, f, bits, 64);
+    Sign(f, f, 64);                                     // nor the form without sharedTmpBuffer
+    DataCopyPad(fGm, f, DataCopyParams(1, 20, 0, 0));   // older form: no DataCopyPad on 1001
     Relu(f, f, 64);                                     // Relu is half-only on 1001
     Select(f, bits, f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
     Cast(b, f, RoundMode::CAST_RINT, 64);               // no bf16 on 1001
