@@ -206,6 +206,16 @@ def test_kl_unknown_reduction_int_means_none() -> None:
     assert torch.equal(torch.ops.lossgrad.kl_div_backward(g, s, t, 7), torch.ops.lossgrad.kl_div_backward(g, s, t, 0))
 
 
+def test_empty_inputs_with_autograd() -> None:
+    """A mean over no elements launches nothing (aclnn's early return), with or without autograd recording."""
+    for name in OPS:
+        s = torch.zeros((0, 3), requires_grad=True)
+        out = getattr(lt, name)(torch.ones(()), s, torch.zeros((0, 3)), "mean", *ATTRS[name])
+        assert out.shape == (0, 3) and out.requires_grad
+        out.sum().backward()  # runs the op's derivative (L1's and KL's with respect to self are zero: None)
+        assert (s.grad is None) == (name in ("l1_loss_backward", "kl_div_backward")), name
+
+
 def test_fake_tensor_shapes_and_dtypes() -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
 

@@ -36,6 +36,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from .. import api
+from ..errors import LossGradError
 from ..registry import OPS, OpSpec, OutputShape, Reduction
 from ..socs import get_soc
 from ..validation import Call, coefficient, parse_reduction, validate
@@ -194,7 +195,10 @@ def _setup_context(op: OpSpec) -> Callable[..., None]:
         reduction = parse_reduction(op, b.reduction)
         iter_shape = (torch.broadcast_shapes(b.self_.shape, b.target.shape) if op.output_shape is OutputShape.SELF
                       else torch.broadcast_shapes(b.grad.shape, b.self_.shape, b.target.shape))
-        ctx.c = coefficient(op, reduction, tuple(output_shape(b)), tuple(b.self_.shape), tuple(iter_shape))
+        try:
+            ctx.c = coefficient(op, reduction, tuple(output_shape(b)), tuple(b.self_.shape), tuple(iter_shape))
+        except LossGradError:  # a mean over nothing: the op returned without launching, nothing depends on c
+            ctx.c = 0.0
         ctx.attrs = b.attrs
         ctx.save_for_backward(*b.tensors)
 
