@@ -24,7 +24,11 @@ import torch
 import torch.nn.functional as F
 from torch.nn import _reduction as _legacy
 
+from ..registry import KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD
 from .ops import op
+
+L1, MSE, SMOOTH_L1, KL = (spec.name for spec in (L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD,
+                                                 KL_DIV_BACKWARD))
 
 
 def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
@@ -41,9 +45,9 @@ class _Pointwise(torch.autograd.Function):
                 beta: float) -> torch.Tensor:
         ctx.save_for_backward(input, target)
         ctx.name, ctx.reduction, ctx.beta = name, reduction, beta
-        if name == "l1_loss_backward":
+        if name == L1:
             return F.l1_loss(input, target, reduction=reduction)
-        if name == "mse_loss_backward":
+        if name == MSE:
             return F.mse_loss(input, target, reduction=reduction)
         return F.smooth_l1_loss(input, target, reduction=reduction, beta=beta)
 
@@ -51,7 +55,7 @@ class _Pointwise(torch.autograd.Function):
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         input, target = ctx.saved_tensors
         shape = torch.broadcast_shapes(input.shape, target.shape)
-        attrs = (ctx.beta,) if ctx.name == "smooth_l1_loss_backward" else ()
+        attrs = (ctx.beta,) if ctx.name == SMOOTH_L1 else ()
         grad = op(ctx.name)(grad_output, input.expand(shape), target.expand(shape), ctx.reduction, *attrs,
                             out_dtype=input.dtype)
         grad_input = grad.sum_to_size(input.shape) if ctx.needs_input_grad[0] else None
@@ -79,7 +83,7 @@ class _KlDiv(torch.autograd.Function):
                 broadcast = torch.broadcast_shapes(input.shape, target.shape)
                 if torch_n != (broadcast[0] if len(broadcast) else 1):
                     reduction, grad = "sum", grad_output / torch_n
-            grad_input = op("kl_div_backward")(grad, input, target, reduction, ctx.log_target, out_dtype=input.dtype)
+            grad_input = op(KL)(grad, input, target, reduction, ctx.log_target, out_dtype=input.dtype)
         if ctx.needs_input_grad[1]:  # no aclnn op computes it: torch's own kl_div gradient
             with torch.enable_grad():
                 t = target.detach().requires_grad_()
@@ -107,8 +111,8 @@ def l1_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool | None
     """``torch.nn.functional.l1_loss``; the input gradient comes from ``torch.ops.lossgrad.l1_loss_backward``."""
     reduction = _reduction(size_average, reduce, reduction)
     if weight is not None:
-        return _weighted(_Pointwise.apply(input, target, "l1_loss_backward", "none", 1.0), weight, input, reduction)
-    return _Pointwise.apply(input, target, "l1_loss_backward", reduction, 1.0)
+        return _weighted(_Pointwise.apply(input, target, L1, "none", 1.0), weight, input, reduction)
+    return _Pointwise.apply(input, target, L1, reduction, 1.0)
 
 
 def mse_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool | None = None, reduce: bool | None = None,
@@ -116,8 +120,8 @@ def mse_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool | Non
     """``torch.nn.functional.mse_loss``; the input gradient comes from ``torch.ops.lossgrad.mse_loss_backward``."""
     reduction = _reduction(size_average, reduce, reduction)
     if weight is not None:
-        return _weighted(_Pointwise.apply(input, target, "mse_loss_backward", "none", 1.0), weight, input, reduction)
-    return _Pointwise.apply(input, target, "mse_loss_backward", reduction, 1.0)
+        return _weighted(_Pointwise.apply(input, target, MSE, "none", 1.0), weight, input, reduction)
+    return _Pointwise.apply(input, target, MSE, reduction, 1.0)
 
 
 def smooth_l1_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool | None = None,
@@ -125,7 +129,7 @@ def smooth_l1_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool
     """``torch.nn.functional.smooth_l1_loss``; the input gradient comes from
     ``torch.ops.lossgrad.smooth_l1_loss_backward``."""
     reduction = _reduction(size_average, reduce, reduction)
-    return _Pointwise.apply(input, target, "smooth_l1_loss_backward", reduction, float(beta))
+    return _Pointwise.apply(input, target, SMOOTH_L1, reduction, float(beta))
 
 
 def kl_div(input: torch.Tensor, target: torch.Tensor, size_average: bool | None = None, reduce: bool | None = None,

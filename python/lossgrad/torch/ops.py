@@ -37,7 +37,7 @@ from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from .. import api
 from ..errors import LossGradError
-from ..registry import OPS, OpSpec, OutputShape, Reduction
+from ..registry import L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, OPS, OpSpec, OutputShape, Reduction
 from ..socs import get_soc
 from ..validation import Call, coefficient, parse_reduction, validate
 from ._convert import DTYPE_TO_TORCH, from_numpy, lossgrad_dtype, shape_stand_in, to_numpy
@@ -224,9 +224,9 @@ def _double_backward(op: OpSpec) -> Callable[..., tuple[torch.Tensor | None, ...
             return (d_g, None, d_t) + (None,) * n_rest
         x = s.to(gg.dtype) - t.to(gg.dtype)
         gf = g.to(gg.dtype)
-        if op.name == "l1_loss_backward":
+        if op is L1_LOSS_BACKWARD:
             f, df = _sign(x), None  # sign' = 0 almost everywhere
-        elif op.name == "mse_loss_backward":
+        elif op is MSE_LOSS_BACKWARD:
             f, df = x, torch.ones_like(x)
         else:  # smooth_l1_loss_backward
             beta = float(np.float32(ctx.attrs["beta"]))  # aclnn's C float
