@@ -162,3 +162,17 @@ def test_double_backward_matches_torch(loss: str) -> None:
 
     for ours, ref in zip(hvp(ours_fn, torch.float32), hvp(torch_fn, torch.float64)):
         assert_within_standard(ours, ref, f"{loss} second derivative")
+
+
+def test_soc_in_effect_at_backward_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel runs in backward(), so the lt.soc() block around backward() chooses the SoC."""
+    seen: list[str] = []
+    real = twin_runner.run_twin
+    monkeypatch.setattr(twin_runner, "run_twin", lambda call: (seen.append(call.soc.name), real(call))[1])
+    x, t = rand((4, 3), torch.float32, 1).requires_grad_(), rand((4, 3), torch.float32, 2)
+    with lt.soc("Ascend910B4"):
+        lt.mse_loss(x, t).backward()
+    loss = lt.mse_loss(x, t)
+    with lt.soc("Ascend910_9391"):
+        loss.backward()
+    assert seen == ["Ascend910B4", "Ascend910_9391"]
