@@ -30,7 +30,7 @@ from ..cann.detect import detect_cann, unavailable_message
 from ..errors import BackendUnavailable, invalid_error
 from ..registry import OpSpec
 from ..socs import get_soc
-from ._convert import DTYPE_TO_TORCH
+from ._convert import DTYPE_TO_TORCH, lossgrad_dtype
 
 PACKAGE_LIBRARY = "libcust_opapi.so"
 CUSTOM_OPP_VAR = "ASCEND_CUSTOM_OPP_PATH"
@@ -124,12 +124,10 @@ def runtime(op: OpSpec) -> NpuRuntime:
 def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor], reduction: str, attrs: dict[str, Any],
                out: torch.Tensor) -> None:
     """aclnn<CustomOpType>GetWorkspaceSize + aclnn<CustomOpType> on contiguous device tensors (OpDef input order)."""
-    from ._convert import lossgrad_dtype
-
     name = "aclnn" + op.custom_op_type
     first, second = getattr(rt.library, name + "GetWorkspaceSize"), getattr(rt.library, name)
-    handles = [rt.tensors.create(list(t.shape), lossgrad_dtype(t.dtype, "tensor").acl_enum, ctypes.c_void_p(t.data_ptr()))
-               for t in [*inputs, out]]
+    handles = [rt.tensors.create(list(t.shape), lossgrad_dtype(t.dtype, "tensor").acl_enum,
+                                 ctypes.c_void_p(t.data_ptr())) for t in [*inputs, out]]
     try:
         scalars = [_SCALAR_CTYPES[a.kernel_type](attrs[a.name]) for a in op.attrs]
         args = [*handles[:-1], ctypes.c_char_p(reduction.encode()), *scalars, handles[-1]]
