@@ -130,6 +130,8 @@ OP_HELP = "l1, mse, smooth_l1, kl_div (or the full or aclnn name)"
 @click.option("--debug", is_flag=True, help="Show the Python traceback of an error.")
 def main(debug: bool) -> None:
     """Ascend C loss-backward kernels: generate, build, run and verify them."""
+    from . import progress
+    progress.enable()  # long work (kernel compiles, big twin runs) says so on stderr, into a log too
 
 
 def _progress(stream):
@@ -177,6 +179,7 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     os.environ[AUTO_SYNC_ENV] = auto_sync  # read by the twin runner of every case (threads and workers alike)
     from .runners import require_backend
     from .verify import default_cases, read_csv, run_cases, summary_json, worst, write_csv
+    from .verify.run import note_writer
     from .verify.cases import CaseTableError
 
     names = list(dict.fromkeys(n for group in socs for n in group)) or list(VERIFY_DEFAULT_SOCS)
@@ -208,7 +211,8 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
         return
     backend = require_backend(backend)  # once, up front: no case runs on a backend that cannot run here
     t0 = time.perf_counter()
-    results = run_cases(cases, backend=backend, jobs=jobs, progress=_progress(sys.stderr))
+    results = run_cases(cases, backend=backend, jobs=jobs, progress=_progress(sys.stderr),
+                        notes=note_writer(sys.stderr))
     wall = time.perf_counter() - t0
     summary = summary_json(results, wall)
     if as_json:

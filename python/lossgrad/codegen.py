@@ -12,7 +12,7 @@ import os
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import jinja2
 
@@ -74,6 +74,15 @@ def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None)
     """The kernel source for `op`: concrete element types from `dtypes` (roles grad/self/target/out), or CANN's
     DTYPE_ macros when `dtypes` is None."""
     spec = get_op(op)
+    return _render(spec.name, None if dtypes is None else tuple(dtypes[r] for r in ROLES))
+
+
+# Rendering is a pure function of the op and dtypes while the process's templates are fixed (_env), and verify asks
+# for the same few kernels thousands of times.
+@lru_cache(maxsize=None)
+def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
+    spec = get_op(op_name)
+    dtypes = None if dtypes is None else dict(zip(ROLES, dtypes))
     reduces = spec.output_shape is OutputShape.SELF
     variants = _variants(spec)
     args = {io.role: io.proto for io in spec.kernel_inputs}
@@ -92,6 +101,7 @@ def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None)
     )
 
 
+@lru_cache(maxsize=1)
 def tiling_header() -> str:
     return tiling_data.c_header()
 
@@ -118,18 +128,48 @@ def write_kernel(out_dir: "str | os.PathLike[str]", op: "str | OpSpec",
     return path
 
 
+def _cached_source(text: str, filename: str, cache_root: Path) -> Path:
+    """`text` as `filename`, with the tiling header beside it, in a content-addressed directory of the cache
+    (concurrent writers of the same source are safe)."""
+    header = tiling_header()
+    key = hashlib.sha256((filename + "\0" + text + header).encode()).hexdigest()[:24]
+    path = cache_root / "kernels" / key / filename
+    if path in _written and path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write(path.parent / TILING_HEADER, header)
+    _write(path, text)
+    _written.add(path)
+    return path
+
+
+_written: set[Path] = set()
+
+
 def cached_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType], cache_root: Path) -> Path:
     """Render into a content-addressed directory (concurrent renders of the same kernel are safe)."""
     spec = get_op(op)
-    text = render_kernel(spec, dtypes)
-    header = tiling_header()
-    key = hashlib.sha256((text + header).encode()).hexdigest()[:24]
-    out = cache_root / "kernels" / key
-    out.mkdir(parents=True, exist_ok=True)
-    _write(out / TILING_HEADER, header)
-    path = out / f"{spec.entry_name}.cpp"
-    _write(path, text)
-    return path
+    return _cached_source(render_kernel(spec, dtypes), f"{spec.entry_name}.cpp", cache_root)
+
+
+def bundle_label(op: "str | OpSpec", dtypes: Mapping[str, DType]) -> str:
+    """How a kernel is named in a bundle and in progress notices: the op and its dtypes (grad/self/target>out)."""
+    return f"{get_op(op).name} {'/'.join(dtypes[r].label for r in ROLES[:3])}>{dtypes['out'].label}"
+
+
+def cached_bundle(kernels: Sequence[tuple["str | OpSpec", Mapping[str, DType]]], cache_root: Path) -> Path:
+    """One twin source holding several kernels (op, dtypes): twin.build.bundle_source over their renders, in the
+    order given (kernel i is launched with twin.build.bundle_key(i, tiling key)). All must take the same number of
+    GM arguments (every op does: its inputs, the output, workspace and tiling)."""
+    from .twin.build import bundle_source  # the twin's launch convention; codegen itself stays twin-free
+
+    specs = [get_op(op) for op, _ in kernels]
+    nargs = {len(s.kernel_inputs) + 3 for s in specs}
+    if len(nargs) != 1:
+        raise ValueError(f"bundled kernels must take the same number of arguments, got {sorted(nargs)}")
+    text = bundle_source([(render_kernel(s, d), s.entry_name) for s, (_, d) in zip(specs, kernels)], nargs.pop())
+    listing = "".join(f"// kernel {i}: {bundle_label(s, d)}\n" for i, (s, (_, d)) in enumerate(zip(specs, kernels)))
+    return _cached_source(listing + text, "twin_bundle.cpp", cache_root)
 
 
 def render_sources(out_dir: "str | os.PathLike[str]", ops: Iterable["str | OpSpec"]) -> list[Path]:

@@ -3,19 +3,24 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .. import codegen
+from .. import codegen, progress
+from ..dtypes import DType
+from ..registry import get_op
 from ..tiling import TilingPlan
 from ..twin import Report, run_kernel
-from ..twin.build import cache_root
+from ..twin.build import BUNDLE_ENTRY, build, bundle_key, cache_root
 from ..validation import Call
 from .kernel_args import kernel_view, prepare
 
-__all__ = ["TwinRun", "run_twin", "kernel_view", "default_auto_sync", "AUTO_SYNC_ENV"]
+__all__ = ["TwinRun", "run_twin", "kernel_view", "default_auto_sync", "AUTO_SYNC_ENV", "use_bundle", "clear_bundles"]
 
 UNWRITTEN = 0xFF  # output bytes start as NaN patterns, so an element the kernel never writes cannot pass
+LONG_RUN_ELEMENTS = 1 << 22  # a launch this large takes a second or more on the twin: it is announced
 # "on" (default) models bisheng --cce-auto-sync=on, CANN's default and what the project's builds use; "off" demands
 # every S<->V/MTE2/MTE3 synchronisation in the kernel source. `lossgrad verify --auto-sync` sets it.
 AUTO_SYNC_ENV = "LOSSGRAD_TWIN_AUTO_SYNC"
@@ -41,10 +46,40 @@ def run_twin(call: Call, auto_sync: bool | None = None) -> TwinRun:
     if auto_sync is None:
         auto_sync = default_auto_sync()
     args = prepare(call)
-    source = codegen.cached_kernel(call.op, args.dtypes, cache_root())
+    elements = int(np.prod(call.iter_shape))
+    if elements >= LONG_RUN_ELEMENTS:
+        progress.notice(f"running {codegen.bundle_label(call.op, args.dtypes)} on {call.soc.name}, {elements:,} "
+                        "elements...")
+    bundled = _bundles.get((call.op.name, call.soc.name, tuple(args.dtypes[r] for r in codegen.ROLES)))
+    if bundled is not None:
+        source, index = bundled
+        name, tiling_key = BUNDLE_ENTRY, bundle_key(index, args.tiling.tiling_key)
+    else:
+        source = codegen.cached_kernel(call.op, args.dtypes, cache_root())
+        name, tiling_key = call.op.entry_name, args.tiling.tiling_key
+        # Built here first only to name the kernel in the progress notice; run_kernel's build is then a cache hit.
+        build(source, name, len(call.op.kernel_inputs) + 3, call.soc, label=codegen.bundle_label(call.op, args.dtypes))
     out = np.empty(call.out_shape, dtype=call.out_dtype.np_dtype)
     out.reshape(-1).view(np.uint8)[:] = UNWRITTEN
     gm = args.ordered(call) + [out, np.zeros(0, np.uint8), args.tiling.data]
-    report = run_kernel(source, call.op.entry_name, args.tiling.block_dim, gm, soc=call.soc,
-                        tiling_key=args.tiling.tiling_key, auto_sync=auto_sync)
+    report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
+                        auto_sync=auto_sync)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)
+
+
+# Bundles: `lossgrad verify` builds one library per architecture holding every kernel its cases need
+# (codegen.cached_bundle; one compile instead of one per kernel) and registers it here. A call whose kernel is in a
+# registered bundle is launched from it: the same rendered kernel source, compiled in a namespace of the bundle.
+_bundles: dict[tuple[str, str, tuple[DType, ...]], tuple[Path, int]] = {}  # (op, SoC, dtypes) -> (source, index)
+
+
+def use_bundle(source: Path, kernels: Sequence[tuple[str, Mapping[str, DType]]], socs: Iterable[str]) -> None:
+    """Launch these kernels (op, dtypes by role), on these SoCs, from the bundle `source` (kernel i at index i)."""
+    socs = list(socs)
+    for i, (op, dtypes) in enumerate(kernels):
+        for soc in socs:
+            _bundles[(get_op(op).name, soc, tuple(dtypes[r] for r in codegen.ROLES))] = (Path(source), i)
+
+
+def clear_bundles() -> None:
+    _bundles.clear()

@@ -22,7 +22,8 @@ import numpy as np
 from ..socs import Soc, get_soc
 from .build import TwinCompileError, build, clear_cache
 
-__all__ = ["run_kernel", "KernelFault", "TwinCompileError", "Report", "CoreReport", "BufferReport", "clear_cache"]
+__all__ = ["run_kernel", "KernelFault", "TwinCompileError", "Report", "CoreReport", "BufferReport", "clear_cache",
+           "cancel_launches", "LaunchCancelled"]
 
 
 class KernelFault(RuntimeError):
@@ -188,8 +189,53 @@ def _load_locked(path: str) -> ctypes.CDLL:
         lib.twin_result.restype = ctypes.c_char_p
         lib.twin_set_auto_sync.argtypes = [ctypes.c_int]
         lib.twin_set_auto_sync.restype = None
+        lib.twin_cancel.argtypes = []
+        lib.twin_cancel.restype = None
         _LIBS[path] = lib
     return lib
+
+
+CANCELLED = "twin: launch cancelled"  # the fault of a launch stopped by twin_cancel()
+
+
+class LaunchCancelled(KeyboardInterrupt):
+    """A launch stopped by Ctrl-C or cancel_launches(): a KeyboardInterrupt, so no `except Exception` swallows it."""
+
+
+def cancel_launches() -> None:
+    """Stop every launch running in this process (the kernels stop at their next output tile; their callers raise
+    LaunchCancelled)."""
+    with _LOCKS_GUARD:
+        libs = list(_LIBS.values())
+    for lib in libs:
+        lib.twin_cancel()
+
+
+def _launch(lib: ctypes.CDLL, *args: Any) -> int:
+    """twin_launch. On the main thread it runs in a helper thread while the main thread waits in short steps: a
+    kernel runs in C, where Python cannot deliver Ctrl-C, so the waiting thread takes the KeyboardInterrupt,
+    cancels the launch and re-raises once the kernel has stopped (at its next output tile)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lib.twin_launch(*args)
+    status: list[int] = []
+    finished = threading.Event()  # not Thread.join: an interrupted join can report a running thread as stopped
+
+    def work() -> None:
+        try:
+            status.append(lib.twin_launch(*args))
+        finally:
+            finished.set()
+
+    threading.Thread(target=work, daemon=True).start()
+    try:
+        while not finished.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        while not finished.is_set():
+            lib.twin_cancel()  # repeated: a launch that had not started yet clears the flag when it starts
+            finished.wait(0.02)
+        raise
+    return status[0]
 
 
 def _gm_buffer(i: int, arg: Any) -> np.ndarray:
@@ -227,8 +273,10 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     sizes = (ctypes.c_uint64 * max(1, len(keep)))(*[b.nbytes for b in buffers])
     with _lock(str(built.path)):
         lib.twin_set_auto_sync(1 if auto_sync else 0)
-        status = lib.twin_launch(int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
+        status = _launch(lib, int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
         raw = json.loads(lib.twin_result().decode())
     if status != 0:
+        if raw["fault"] == CANCELLED:
+            raise LaunchCancelled(CANCELLED)
         raise KernelFault(raw["fault"])
     return _parse(raw, kernel_name, soc_, compile_s, built.cached)

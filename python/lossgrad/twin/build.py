@@ -3,7 +3,12 @@
 The cache key covers the kernel source, every twin header, the launcher, the extra include directories' headers,
 the defines and the compiler's version, so a cached library is reused only when nothing that could change it did.
 Builds go to a temporary file and are renamed into place, so two processes building the same kernel at once are
-safe (the loser's rename just replaces an identical file); an flock keeps them from doing the work twice.
+safe (the loser's rename just replaces an identical file); an flock keeps them from doing the work twice. A
+compile that is interrupted (Ctrl-C, `cancel_builds`) is killed and leaves only its temporary directory's removal
+behind: no partial library is ever renamed into place, and flocks die with their process.
+
+`bundle_source` puts several kernels into one translation unit (one library): verify builds one per architecture,
+which costs about as much compiler time as two single kernels instead of one per kernel.
 """
 from __future__ import annotations
 
@@ -12,14 +17,18 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .. import progress
 from ..socs import Soc
 
 TWIN_DIR = Path(__file__).resolve().parent
@@ -69,6 +78,36 @@ def _headers(directory: Path, recursive: bool) -> list[Path]:
     return sorted(p for p in found if p.suffix in (".h", ".hpp", ".inc") and p.is_file())
 
 
+# A cache hit must cost far less than a kernel run (verify looks a library up for each of its thousands of cases):
+# the twin's header list is read once per process (a header that nothing includes cannot change a build) and a
+# file's digest is reused while its size, mtime and inode are unchanged.
+_twin_header_list: list[tuple[Path, Path]] = []
+_file_digests: dict[tuple[str, int, int, int], bytes] = {}
+
+
+def _file_digest(path: Path) -> bytes:
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+    d = _file_digests.get(key)
+    if d is None:
+        d = hashlib.sha256(path.read_bytes()).digest()
+        _file_digests[key] = d
+    return d
+
+
+def _digest_headers(h: "hashlib._Hash", dirs: Sequence[tuple[Path, bool]]) -> None:
+    """Feed every header of the twin and of `dirs` (name and content digest) into h."""
+    if not _twin_header_list:
+        _twin_header_list[:] = [(d, p) for d in (INCLUDE_DIR, RUNTIME_DIR) for p in _headers(d, True)]
+    for d, p in _twin_header_list:
+        h.update(str(p.relative_to(d)).encode())
+        h.update(_file_digest(p))
+    for d, recursive in dirs:
+        for p in _headers(d, recursive):
+            h.update(str(p.relative_to(d)).encode())
+            h.update(_file_digest(p))
+
+
 def arch_defines(soc: Soc) -> dict[str, str]:
     """The macros the device compiler (and tikicpulib) define for the architecture, plus the twin's UB figures."""
     a = soc.arch
@@ -97,16 +136,74 @@ def _shim(source: Path, kernel_name: str, nargs: int, pch: Path | None) -> str:
 def _twin_digest() -> str:
     h = hashlib.sha256()
     h.update(_compiler_version().encode())
-    for d in (INCLUDE_DIR, RUNTIME_DIR):
-        for p in _headers(d, True):
-            h.update(str(p.relative_to(d)).encode())
-            h.update(p.read_bytes())
+    _digest_headers(h, ())
     return h.hexdigest()
 
 
-def _precompiled(macro: Mapping[str, str]) -> Path | None:
-    """A precompiled twin header for these flags and defines (about half of a kernel's compile time), built once
-    per configuration and shared; None when it cannot be built (the compile then parses the headers)."""
+# ---- compiler processes: announced when slow, killed on Ctrl-C or cancel_builds() -----------------------------------
+
+NOTICE_AFTER_S = 1.0  # a compile that takes longer than this says so (progress.notice)
+
+_running: dict[subprocess.Popen, bool] = {}  # live compiler processes -> cancelled by cancel_builds()
+_running_lock = threading.Lock()
+
+
+class BuildCancelled(RuntimeError):
+    """A compile stopped by cancel_builds() (an interrupted verify): nothing of it reached the cache."""
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its cc1plus/as/ld, one process group
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _run_compiler(cmd: Sequence[str], what: str) -> tuple[int, str]:
+    """Run a compiler command and return (exit status, stderr). It runs in a session of its own, so a terminal's
+    Ctrl-C reaches Python only, which kills it: a KeyboardInterrupt here, or cancel_builds() from another thread.
+    The wait is a loop of short timeouts, so the main thread takes a KeyboardInterrupt at once."""
+    proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    with _running_lock:
+        _running[proc] = False
+    t0 = time.monotonic()
+    announced = False
+    try:
+        while True:
+            try:
+                _, err = proc.communicate(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                if not announced and time.monotonic() - t0 >= NOTICE_AFTER_S:
+                    progress.notice(f"compiling {what}...")
+                    announced = True
+    except BaseException:
+        _kill(proc)
+        raise
+    finally:
+        with _running_lock:
+            cancelled = _running.pop(proc, False)
+    if cancelled:
+        raise BuildCancelled(f"the compile of {what} was cancelled")
+    return proc.returncode, err
+
+
+def cancel_builds() -> int:
+    """Kill every compile running in this process (their build() calls raise BuildCancelled); returns how many."""
+    with _running_lock:
+        procs = list(_running)
+        for proc in procs:
+            _running[proc] = True
+    for proc in procs:
+        _kill(proc)
+    return len(procs)
+
+
+def _precompiled(macro: Mapping[str, str], what: str) -> Path | None:
+    """A precompiled twin header for these flags and defines (about a third of a single kernel's compile time),
+    built once per configuration and shared; None when it cannot be built (the compile then parses the headers)."""
     key = hashlib.sha256(repr((_twin_digest(), CXXFLAGS, sorted(macro.items()))).encode()).hexdigest()[:32]
     d = cache_root() / "twin" / "pch" / key
     gch = d / (PCH_NAME + ".gch")
@@ -115,19 +212,19 @@ def _precompiled(macro: Mapping[str, str]) -> Path | None:
     d.mkdir(parents=True, exist_ok=True)
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        tmp = d / f"{PCH_NAME}.gch.tmp{os.getpid()}.{threading.get_ident()}"
         try:
             if gch.exists():
                 return d
             (d / PCH_NAME).write_text('#include "kernel_operator.h"\n#include "launcher.h"\n')
-            tmp = d / f"{PCH_NAME}.gch.tmp{os.getpid()}"
             flags = [f for f in CXXFLAGS if f != "-shared"]
             cmd = [CXX, *flags, "-x", "c++-header", f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}",
                    *[f"-D{k}={v}" for k, v in macro.items()], "-o", str(tmp), str(d / PCH_NAME)]
-            if subprocess.run(cmd, capture_output=True, text=True).returncode != 0:
-                tmp.unlink(missing_ok=True)
+            if _run_compiler(cmd, f"{what} (twin headers)")[0] != 0:
                 return None
             os.replace(tmp, gch)
         finally:
+            tmp.unlink(missing_ok=True)
             fcntl.flock(lock, fcntl.LOCK_UN)
     return d
 
@@ -142,9 +239,18 @@ def _explain(stderr: str) -> str:
     return "\n".join(dict.fromkeys(keep)) or stderr.strip()[-2000:]
 
 
+# Compile errors are deterministic for a key: remembered per process, so a kernel that does not compile fails every
+# later call at once instead of running the compiler again for each.
+_failed: dict[str, TwinCompileError] = {}
+
+
 def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: Soc,
-          include_dirs: Sequence["str | os.PathLike[str]"] = (), defines: Mapping[str, object] | None = None
-          ) -> BuiltKernel:
+          include_dirs: Sequence["str | os.PathLike[str]"] = (), defines: Mapping[str, object] | None = None, *,
+          label: str | None = None, precompiled: bool = True) -> BuiltKernel:
+    """Compile `source` (cached): a library whose launches call `kernel_name` with `nargs` GM arguments.
+
+    `label` names the kernel in the progress notice ("compiling <label>..."); `precompiled=False` skips the
+    precompiled twin header, which only pays off over several compiles of one configuration (not for a bundle)."""
     src = Path(source).resolve()
     if not src.is_file():
         raise FileNotFoundError(f"kernel source {src} does not exist")
@@ -157,16 +263,17 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
     h = hashlib.sha256()
     h.update(_compiler_version().encode())
     h.update(repr((CXXFLAGS, sorted(macro.items()), kernel_name, nargs, [str(d) for d in incs])).encode())
-    h.update(src.read_bytes())
-    for d, recursive in [(INCLUDE_DIR, True), (RUNTIME_DIR, True), (src.parent, False), *[(i, False) for i in incs]]:
-        for p in _headers(d, recursive):
-            h.update(str(p.relative_to(d)).encode())
-            h.update(p.read_bytes())
+    h.update(_file_digest(src))
+    _digest_headers(h, [(src.parent, False), *[(i, False) for i in incs]])
     key = h.hexdigest()[:32]
     out_dir = cache_root() / "twin" / key
     lib = out_dir / f"{kernel_name}.so"
     if lib.exists():
         return BuiltKernel(lib, True, 0.0)
+    if key in _failed:
+        err = _failed[key]
+        raise TwinCompileError(str(err), err.stderr)
+    what = f"{label or kernel_name} for {soc.name}"
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     with open(out_dir / ".lock", "w") as lock:
@@ -174,7 +281,7 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
         try:
             if lib.exists():
                 return BuiltKernel(lib, True, time.perf_counter() - t0)
-            pch = _precompiled(macro)
+            pch = _precompiled(macro, what) if precompiled else None
             with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
                 shim = Path(tmp) / "shim.cpp"
                 shim.write_text(_shim(src, kernel_name, nargs, pch))
@@ -182,14 +289,80 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
                 cmd = [CXX, *CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", f"-I{src.parent}",
                        *[f"-I{d}" for d in incs], *[f"-D{k}={v}" for k, v in macro.items()],
                        "-o", str(tmp_lib), str(shim)]
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise TwinCompileError(f"{src.name} does not compile for {soc.name} "
-                                           f"(NpuArch {soc.arch.npu_arch}):\n{_explain(proc.stderr)}", proc.stderr)
+                status, stderr = _run_compiler(cmd, what)
+                if status != 0:
+                    err = TwinCompileError(f"{src.name} does not compile for {soc.name} "
+                                           f"(NpuArch {soc.arch.npu_arch}):\n{_explain(stderr)}", stderr)
+                    _failed[key] = err
+                    raise err
                 os.replace(tmp_lib, lib)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return BuiltKernel(lib, False, time.perf_counter() - t0)
+
+
+# ---- bundles: several kernels in one library ---------------------------------------------------------------------
+
+BUNDLE_ENTRY = "twin_bundle"
+BUNDLE_SHIFT = 32  # launch key = kernel index << 32 | the kernel's tiling key
+
+
+def bundle_key(index: int, tiling_key: int) -> int:
+    """The launch key that runs kernel `index` of a bundle with `tiling_key`."""
+    if not 0 <= tiling_key < 1 << BUNDLE_SHIFT:
+        raise ValueError(f"tiling key {tiling_key} does not fit a bundle's launch key")
+    return index << BUNDLE_SHIFT | tiling_key
+
+
+def bundle_source(kernels: Sequence[tuple[str, str]], nargs: int) -> str:
+    """One translation unit holding several kernels, given as (source text, entry name) with `nargs` GM arguments
+    each: every kernel in a namespace of its own with its entry renamed, and one entry, BUNDLE_ENTRY, that runs
+    kernel `launch key >> 32` with the tiling key `launch key & 0xFFFFFFFF` (build() it with that kernel name).
+
+    The kernels' own #include lines must come before their code; they are hoisted to the top (included once, at
+    global scope) so that every namespace sees the same headers. The twin headers and the compiler's code for them
+    are then shared by all the kernels: a bundle of sixteen kernels compiles in about the time of two single ones."""
+    if not kernels:
+        raise ValueError("a bundle needs at least one kernel")
+    includes: list[str] = []
+    bodies: list[str] = []
+    for i, (text, entry) in enumerate(kernels):
+        if not _IDENT.match(entry):
+            raise ValueError(f"entry {entry!r} is not a C identifier")
+        lines = text.splitlines()
+        head = 0
+        while head < len(lines) and (not lines[head].strip() or lines[head].lstrip().startswith(("//", "#include"))):
+            head += 1
+        if any(ln.lstrip().startswith("#include") for ln in lines[head:]):
+            raise ValueError(f"kernel {i} ({entry}) has an #include after its first line of code; a bundle cannot "
+                             "hoist it")
+        includes += [ln.strip() for ln in lines[:head] if ln.lstrip().startswith("#include")]
+        body = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#include"))
+        bodies.append(f"namespace twin_bundle_{i} {{\n#define {entry} twin_bundle_{i}_entry\n{body}\n#undef {entry}\n"
+                      f"}}  // namespace twin_bundle_{i}\n")
+    params = ", ".join(f"GM_ADDR a{i}" for i in range(nargs))
+    args = ", ".join(f"a{i}" for i in range(nargs))
+    cases = "\n".join(f"    case {i}: twin_bundle_{i}::twin_bundle_{i}_entry({args}); break;" for i in range(len(kernels)))
+    return (
+        "// A twin bundle: several kernels in one library (lossgrad.twin.build.bundle_source); do not edit.\n"
+        + "\n".join(dict.fromkeys(includes)) + "\n\n" + "\n".join(bodies) + f"""
+namespace twin_bundle_detail {{
+// The kernel sees its own tiling key; the launch key is restored for the next core's call.
+struct KeyScope {{
+    uint64_t launch;
+    KeyScope() : launch(TILING_KEY_VAR) {{ TILING_KEY_VAR = launch & 0xFFFFFFFFull; }}
+    ~KeyScope() {{ TILING_KEY_VAR = launch; }}
+}};
+}}  // namespace twin_bundle_detail
+
+extern "C" __global__ __aicore__ void {BUNDLE_ENTRY}({params}) {{
+    twin_bundle_detail::KeyScope scope;
+    switch (scope.launch >> {BUNDLE_SHIFT}) {{
+{cases}
+    default: throw ::twin::KernelFaultError("twin bundle: no kernel " + std::to_string(scope.launch >> 32));
+    }}
+}}
+""")
 
 
 def clear_cache() -> None:

@@ -1,14 +1,25 @@
 """Run verification cases on a backend and judge them against the golden model by CANN's precision standard."""
 from __future__ import annotations
 
-import concurrent.futures as cf
+import multiprocessing as mp
+import multiprocessing.pool
+import queue
+import signal
+import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from pathlib import Path
+from typing import Callable, Iterable, Sequence, TextIO
 
+from .. import codegen, progress
+from ..dtypes import DType
+from ..dtypes import parse as parse_dtype
 from ..golden import compute_call
 from ..precision import Comparison, compare
+from ..registry import get_op
 from ..runners import run
+from ..socs import get_soc
+from ..twin.build import arch_defines, cache_root
 from ..validation import validate
 from .cases import Case
 from .data import make_inputs
@@ -54,21 +65,228 @@ def run_case(case: Case, backend: str = "twin") -> CaseResult:
                           standard)
 
 
+# ---- running many cases ---------------------------------------------------------------------------------------------
+#
+# On the twin, the kernels of all cases of one architecture are compiled into one library (a bundle: one compile
+# of about 10 s instead of one of 3-10 s per kernel), one library per architecture, `jobs` compiles at a time. Cases
+# run as soon as their library is ready, while the others compile, in `jobs` worker processes (a case is mostly
+# Python and NumPy: threads would share one core through the GIL). Other backends run cases in `jobs` threads.
+# Ctrl-C stops everything at once: compiles are killed (nothing partial reaches the cache), workers terminated,
+# running twin launches cancelled, and KeyboardInterrupt is re-raised to the caller.
+
+CHUNK = 8  # cases per task sent to a worker process (fewer round trips; still fine-grained for progress)
+
+Notes = Callable[[str], None]
+
+
+@dataclass
+class _Group:
+    """The cases of one architecture (same twin build defines) and the bundle of kernels they launch."""
+    socs: list[str]
+    kernels: list[tuple[str, dict[str, DType]]]
+    cases: list[int]
+    source: Path | None = None
+
+
+def _kernel_dtypes(case: Case) -> dict[str, DType] | None:
+    """The dtypes the case's kernel is instantiated with, when they are all floating (integer inputs are promoted
+    first: such a case launches a kernel outside the bundle)."""
+    try:
+        dts = [parse_dtype(d) for d in case.dtypes]
+    except ValueError:
+        return None
+    if not all(d.is_float for d in dts):
+        return None
+    return dict(zip(codegen.ROLES, dts))
+
+
+def _plan(todo: Sequence[Case]) -> list[_Group]:
+    groups: dict[tuple[tuple[str, str], ...], _Group] = {}
+    for i, case in enumerate(todo):
+        try:
+            soc = get_soc(case.soc)
+        except Exception:  # noqa: BLE001 - an invalid case fails in run_case with its own message
+            groups.setdefault((), _Group([], [], [])).cases.append(i)
+            continue
+        key = tuple(sorted(arch_defines(soc).items()))
+        g = groups.setdefault(key, _Group([], [], []))
+        g.cases.append(i)
+        if soc.name not in g.socs:
+            g.socs.append(soc.name)
+        dts = _kernel_dtypes(case)
+        if dts is not None and (case.op, dts) not in g.kernels:
+            g.kernels.append((case.op, dts))
+    for g in groups.values():  # a stable order: the same selection of cases gives the same bundle (a cache hit)
+        g.kernels.sort(key=lambda k: (k[0], [k[1][r].label for r in codegen.ROLES]))
+    return list(groups.values())
+
+
+def _bundle_build(group: _Group) -> float:
+    """Compile the group's bundle (a cache hit when built before); returns the compile seconds (0 when cached)."""
+    from ..twin.build import BUNDLE_ENTRY, build
+
+    soc = get_soc(group.socs[0])
+    nargs = len(get_op(group.kernels[0][0]).kernel_inputs) + 3
+    with progress.muted():  # verify reports its builds itself
+        built = build(group.source, BUNDLE_ENTRY, nargs, soc, label=f"{len(group.kernels)} kernels",
+                      precompiled=False)
+    return 0.0 if built.cached else built.seconds
+
+
+def _register(bundles: Sequence[tuple[Path, list[tuple[str, dict[str, DType]]], list[str]]]) -> None:
+    from ..runners.twin import use_bundle
+    for source, kernels, socs in bundles:
+        use_bundle(source, kernels, socs)
+
+
+def _run_chunk(cases: list[Case], backend: str, bundles: list) -> list[CaseResult]:
+    """A worker process's task."""
+    _register(bundles)
+    with progress.muted():  # the parent reports progress
+        return [run_case(c, backend) for c in cases]
+
+
+def note_writer(stream: TextIO) -> Notes:
+    """run_cases' `notes` for a stream: one line each, on a terminal first clearing a progress bar drawn with \\r."""
+    tty = stream.isatty()
+
+    def note(line: str) -> None:
+        stream.write(("\r\033[K" if tty else "") + line + "\n")
+        stream.flush()
+    return note
+
+
+def _worker_init() -> None:
+    # The parent takes Ctrl-C and terminates the workers; a worker must not die of it half-way on its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
-              progress: Callable[[int, int, int], None] | None = None) -> list[CaseResult]:
-    """Run cases concurrently (the twin releases the GIL inside kernels and compiles in subprocesses)."""
+              progress: Callable[[int, int, int], None] | None = None, notes: Notes | None = None
+              ) -> list[CaseResult]:
+    """Run cases concurrently and return their results in order. `progress(done, total, failed)` is called at once
+    with done=0 and after every finished case; `notes(line)` receives what the run is doing meanwhile (building the
+    kernel libraries). KeyboardInterrupt stops the run within a fraction of a second and is re-raised."""
     todo = list(cases)
-    results: list[CaseResult | None] = [None] * len(todo)
-    failed = 0
-    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(run_case, c, backend): i for i, c in enumerate(todo)}
-        for done, fut in enumerate(cf.as_completed(futures), start=1):
-            r = fut.result()
-            results[futures[fut]] = r
-            failed += not r.passed
-            if progress:
-                progress(done, len(todo), failed)
+    total = len(todo)
+    results: list[CaseResult | None] = [None] * total
+    events: queue.Queue = queue.Queue()
+    jobs = max(1, jobs)
+    say = notes or (lambda line: None)
+    twin = backend == "twin"
+    groups = _plan(todo) if twin else [_Group([], [], list(range(total)))]
+    to_build = [g for g in groups if g.kernels]
+    for g in to_build:
+        g.source = codegen.cached_bundle(g.kernels, cache_root())
+    use_processes = twin and jobs > 1 and total > CHUNK
+    pool = None
+    if use_processes:  # before any thread of ours starts: the workers fork a single-threaded parent
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        pool = ctx.Pool(jobs, initializer=_worker_init)
+    threads: list[threading.Thread] = []
+    ready: list[tuple[Path, list, list[str]]] = []  # bundles built so far (registered in every task)
+    tasks: queue.Queue = queue.Queue()  # thread mode: (indices,) for the runner threads
+
+    def submit(indices: list[int]) -> None:
+        for k in range(0, len(indices), CHUNK):
+            part = indices[k:k + CHUNK]
+            if pool is not None:
+                pool.apply_async(_run_chunk, ([todo[i] for i in part], backend, list(ready)),
+                                 callback=lambda rs, part=part: events.put(("results", part, rs)),
+                                 error_callback=lambda exc: events.put(("crash", exc)))
+            else:
+                tasks.put(part)
+
+    def runner() -> None:
+        while True:
+            part = tasks.get()
+            if part is None:
+                return
+            try:
+                with progress.muted():
+                    events.put(("results", part, [run_case(todo[i], backend) for i in part]))
+            except BaseException as exc:  # noqa: BLE001 - LaunchCancelled on Ctrl-C; the main thread decides
+                events.put(("crash", exc))
+                return
+
+    compile_slots = threading.Semaphore(jobs)
+
+    def compiler(group: _Group) -> None:
+        with compile_slots:
+            try:
+                events.put(("built", group, _bundle_build(group), None))
+            except BaseException as exc:  # noqa: BLE001 - TwinCompileError, BuildCancelled
+                events.put(("built", group, 0.0, exc))
+
+    failed = done = built = 0
+    t0 = time.perf_counter()
+    try:
+        if progress:
+            progress(0, total, 0)
+        if to_build:
+            kernels = sum(len(g.kernels) for g in to_build)
+            libraries = "library" if len(to_build) == 1 else "libraries"
+            say(f"building {len(to_build)} kernel {libraries} ({kernels} kernels, one library per architecture; "
+                f"cached ones are reused) while the cases run")
+        if pool is None:
+            for _ in range(jobs):
+                threads.append(threading.Thread(target=runner, daemon=True))
+        threads += [threading.Thread(target=compiler, args=(g,), daemon=True) for g in to_build]
+        for t in threads:
+            t.start()
+        for g in groups:
+            if not g.kernels:
+                submit(g.cases)
+        while done < total:
+            try:
+                event = events.get(timeout=0.1)  # a short wait: the main thread takes Ctrl-C at once
+            except queue.Empty:
+                continue
+            if event[0] == "built":
+                _, group, seconds, error = event
+                built += 1
+                where = "/".join(group.socs)
+                if error is None:
+                    bundle = (group.source, group.kernels, group.socs)
+                    ready.append(bundle)
+                    _register([bundle])
+                    say(f"kernel library {built}/{len(to_build)} ready: {where}, {len(group.kernels)} kernels"
+                        + (f", compiled in {seconds:.1f} s" if seconds else ", cached"))
+                else:
+                    say(f"kernel library for {where} failed ({type(error).__name__}); its cases build their own "
+                        f"kernels: {str(error).splitlines()[0]}")
+                submit(group.cases)
+            elif event[0] == "results":
+                _, part, rs = event
+                for i, r in zip(part, rs):
+                    results[i] = r
+                    done += 1
+                    failed += not r.passed
+                    if progress:
+                        progress(done, total, failed)
+            else:
+                raise event[1]
+    except BaseException:
+        _stop(pool)
+        raise
+    finally:
+        for _ in range(jobs):
+            tasks.put(None)
+    if pool is not None:
+        pool.close()
+        pool.join()
     return [r for r in results if r is not None]
+
+
+def _stop(pool: "mp.pool.Pool | None") -> None:
+    """Ctrl-C (or a crash): kill the compiles, stop the workers and any launch of this process."""
+    from ..twin import cancel_launches
+    from ..twin.build import cancel_builds
+
+    cancel_builds()
+    if pool is not None:
+        pool.terminate()
+    cancel_launches()
 
 
 def worst(results: Iterable[CaseResult]) -> dict[tuple[str, str], dict[str, float]]:

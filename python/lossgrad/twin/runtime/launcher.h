@@ -242,6 +242,7 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     rt.perCore.clear();
     rt.pendingFault.clear();
     rt.tilingKey = tilingKey;
+    rt.cancel = false;
     rt.scalarLineWriter.clear();
     for (int i = 0; i < nargs; ++i) {
         GmBuffer b;
@@ -255,6 +256,10 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     std::string fault;
     auto t0 = std::chrono::steady_clock::now();
     for (int idx = 0; idx < blockDim && fault.empty(); ++idx) {
+        if (rt.cancel) {
+            fault = "twin: launch cancelled";
+            break;
+        }
         ResetCore(core, idx, blockDim);
         rt.core = &core;
         try {
@@ -285,5 +290,8 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
 
 // Run-time options of the next launches (no rebuild): 1 = bisheng --cce-auto-sync=on, 0 = off.
 extern "C" __attribute__((visibility("default"))) void twin_set_auto_sync(int on) { twin::Rt().autoSync = on != 0; }
+
+// Stops the running launch (from another thread: Python's Ctrl-C); it ends with the fault "twin: launch cancelled".
+extern "C" __attribute__((visibility("default"))) void twin_cancel() { twin::Rt().cancel = true; }
 
 extern "C" __attribute__((visibility("default"))) const char* twin_result() { return twin::Result().json.c_str(); }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -171,6 +172,7 @@ struct Runtime {
     CoreState* core = nullptr;
     std::string pendingFault;  // first fault recorded where throwing is impossible (destructors)
     uint64_t tilingKey = 0;
+    std::atomic<bool> cancel{false};  // twin_cancel() (Ctrl-C): the launch stops at the next output tile or core
     bool autoSync = true;      // bisheng --cce-auto-sync=on: S<->V/MTE2/MTE3 synchronisation inserted by the compiler
     std::unordered_map<uint64_t, int32_t> scalarLineWriter;  // GM line (buffer << 40 | line) -> core that SetValue'd it
     std::vector<std::string> apiNames{"?"};

@@ -201,6 +201,7 @@ public:
 
     template <typename T> bool EnQue(const LocalTensor<T>& tensor) {
         const char* api = "TQue::EnQue";
+        if (twin::Rt().cancel.load(std::memory_order_relaxed)) throw twin::KernelFaultError("twin: launch cancelled");
         twin::Slot& s = Own(api, tensor.TwinRef());
         if (s.state != twin::SlotState::ALLOCATED && s.state != twin::SlotState::DEQUEUED)
             twin::Fault(api, "tensor is not in the allocated state (already enqueued or freed)");

@@ -1,0 +1,126 @@
+"""Bundles (several kernels in one library, as verify builds them), compile progress notices and cancellation."""
+from __future__ import annotations
+
+import importlib
+import io
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from lossgrad import codegen, progress
+from lossgrad.dtypes import DType
+from lossgrad.runners import twin as twin_runner
+from lossgrad.validation import validate
+from lossgrad.verify.cases import Case
+from lossgrad.verify.run import _plan
+
+twin_build = importlib.import_module("lossgrad.twin.build")  # the module (lossgrad.twin re-exports a function `build`)
+
+F32, F16 = DType.FLOAT32, DType.FLOAT16
+
+
+def _dtypes(*d: DType) -> dict[str, DType]:
+    return dict(zip(codegen.ROLES, d))
+
+
+def test_a_bundled_kernel_runs_exactly_as_its_own_library() -> None:
+    """The same call from a two-kernel bundle and from the kernel's own library: identical output and counters
+    (the bundle compiles the same rendered source, in a namespace, behind a dispatch on the launch key)."""
+    kernels = [("l1_loss_backward", _dtypes(F16, F32, F16, F32)), ("mse_loss_backward", _dtypes(F32, F32, F32, F32))]
+    source = codegen.cached_bundle(kernels, twin_build.cache_root())
+    rng = np.random.default_rng(7)
+    g, s, t = (rng.uniform(-3, 3, (5, 37)).astype(np.float32) for _ in range(3))
+    call = validate("mse_loss_backward", g, s, t, "none", soc="310P")
+    alone = twin_runner.run_twin(call)
+    try:
+        twin_runner.use_bundle(source, kernels, ["Ascend310P3"])
+        bundled = twin_runner.run_twin(call)
+    finally:
+        twin_runner.clear_bundles()
+    assert bundled.report.kernel == twin_build.BUNDLE_ENTRY and alone.report.kernel != bundled.report.kernel
+    assert alone.output.tobytes() == bundled.output.tobytes()
+    assert alone.report.raw["cores"] == bundled.report.raw["cores"]
+    assert alone.report.raw["buffers"] == bundled.report.raw["buffers"]
+
+
+def test_bundle_source_hoists_includes_and_refuses_a_late_one() -> None:
+    text = '#include "kernel_operator.h"\n// note\n#include "x.h"\nextern "C" void k(GM_ADDR a) {}\n'
+    src = twin_build.bundle_source([(text, "k"), (text, "k")], 1)
+    assert src.count('#include "x.h"') == 1 and src.index('#include "x.h"') < src.index("namespace twin_bundle_0")
+    assert "case 1: twin_bundle_1::twin_bundle_1_entry(a0); break;" in src
+    with pytest.raises(ValueError, match="#include after"):
+        twin_build.bundle_source([("void f();\n#include \"y.h\"\n", "k")], 1)
+    with pytest.raises(ValueError):
+        twin_build.bundle_key(1, 1 << 32)
+    assert twin_build.bundle_key(3, 5) == (3 << 32) | 5
+
+
+def test_verify_plans_one_bundle_per_architecture_with_every_kernel_its_cases_launch() -> None:
+    mk = lambda soc, op, dts: Case(op=op, soc=soc, shapes=((4,), (4,), (4,)), dtypes=dts, reduction="none")
+    cases = [mk("Ascend910B1", "mse_loss_backward", ("float32",) * 4),
+             mk("Ascend910_9391", "mse_loss_backward", ("float16",) * 4),  # same arch as 910B1: same library
+             mk("Ascend910B1", "l1_loss_backward", ("float32",) * 4),
+             mk("Ascend910B1", "mse_loss_backward", ("float32",) * 4),  # a kernel already listed
+             mk("Ascend310P3", "l1_loss_backward", ("float16", "float32", "float16", "float32"))]
+    groups = _plan(cases)
+    assert [(g.socs, g.cases) for g in groups] == [(["Ascend910B1", "Ascend910_9391"], [0, 1, 2, 3]),
+                                                   (["Ascend310P3"], [4])]
+    assert [(op, d["grad"].label) for op, d in groups[0].kernels] == [
+        ("l1_loss_backward", "float32"), ("mse_loss_backward", "float16"), ("mse_loss_backward", "float32")]
+
+
+def test_a_slow_compile_is_announced_and_a_fast_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.delenv(progress.ENV, raising=False)
+    progress.enable(True)
+    try:
+        assert twin_build._run_compiler(["true"], "fast kernel")[0] == 0
+        assert twin_build._run_compiler(["sleep", str(twin_build.NOTICE_AFTER_S + 0.3)], "slow kernel")[0] == 0
+        with progress.muted():
+            twin_build._run_compiler(["sleep", str(twin_build.NOTICE_AFTER_S + 0.3)], "muted kernel")
+    finally:
+        progress.enable(False)
+    assert err.getvalue() == "lossgrad: compiling slow kernel...\n"
+
+
+def test_notices_follow_the_terminal_and_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(progress, "_forced", None)
+    monkeypatch.delenv(progress.ENV, raising=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert not progress.enabled()  # a script's or a test's log: quiet
+    monkeypatch.setattr(sys, "stderr", Tty())
+    assert progress.enabled()  # a person watching
+    monkeypatch.setenv(progress.ENV, "0")
+    assert not progress.enabled()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setenv(progress.ENV, "1")
+    assert progress.enabled()
+
+
+def test_cancel_builds_kills_a_running_compile_at_once() -> None:
+    outcome: list[BaseException] = []
+
+    def compile_forever() -> None:
+        try:
+            twin_build._run_compiler(["sleep", "60"], "endless")
+        except BaseException as exc:  # noqa: BLE001
+            outcome.append(exc)
+
+    worker = threading.Thread(target=compile_forever)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not twin_build._running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    assert twin_build.cancel_builds() == 1
+    worker.join(5)
+    assert time.monotonic() - t0 < 1.0 and not worker.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], twin_build.BuildCancelled)
