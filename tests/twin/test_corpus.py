@@ -111,3 +111,46 @@ def test_elementwise(arch: int, dtype: str, op: str) -> None:
     want = ew_expect(op, x.astype(np.float64), t.astype(np.float64))
     rtol, atol = TOL[dtype]
     np.testing.assert_allclose(y.astype(np.float64), want, rtol=rtol, atol=atol, err_msg=f"{op} {dtype} {arch}")
+
+
+# ---- rows.cpp ----------------------------------------------------------------------------------------------------
+ROWS_OPS = ("ROW_SUM", "ROW_MEAN", "ROW_VAR", "RMS_NORM", "LAYER_NORM", "ROW_MAX", "SOFTMAX")
+ROWS_KEY = {name: i for i, name in enumerate(ROWS_OPS, start=1)}
+ROWS_ARCHS = (2201, 3510, 2002)  # ReduceSum has no float on 1001
+REDUCING = {"ROW_SUM", "ROW_MEAN", "ROW_VAR", "ROW_MAX"}
+
+
+def rows_expect(op: str, x: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    return {
+        "ROW_SUM": lambda: x.sum(axis=1),
+        "ROW_MEAN": lambda: mean[:, 0],
+        "ROW_VAR": lambda: var[:, 0],
+        "ROW_MAX": lambda: x.max(axis=1),
+        "RMS_NORM": lambda: x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * gamma,
+        "LAYER_NORM": lambda: (x - mean) / np.sqrt(var + eps) * gamma,
+        "SOFTMAX": lambda: np.exp(x - x.max(axis=1, keepdims=True)) / np.exp(x - x.max(axis=1, keepdims=True)).sum(
+            axis=1, keepdims=True),
+    }[op]()
+
+
+@pytest.mark.parametrize("arch", ROWS_ARCHS)
+@pytest.mark.parametrize("op", ROWS_OPS)
+def test_rows(arch: int, op: str) -> None:
+    rows, cols, cores, eps = 37, 200, 3, 1e-5
+    per_core = -(-(-(-rows // cores)) // 8) * 8
+    rng = np.random.default_rng(ROWS_KEY[op] * 104729 + arch)
+    x = (rng.uniform(-2.0, 2.0, (rows, cols)) + 0.5).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, cols).astype(np.float32)
+    y = np.zeros(cores * per_core if op in REDUCING else rows * cols, np.float32)
+    tiling = np.frombuffer(struct.pack("<IIIf", rows, cols, per_core, eps), np.uint8).copy()
+    run_kernel(CORPUS / "rows.cpp", "corpus_rows", cores, [x, gamma, y, np.zeros(32, np.uint8), tiling],
+               soc=SOCS[arch], defines={"DTYPE_X": "float"}, tiling_key=ROWS_KEY[op])
+    want = rows_expect(op, x.astype(np.float64), gamma.astype(np.float64), float(np.float32(eps)))
+    if op in REDUCING:
+        got = np.concatenate([y[c * per_core:c * per_core + max(0, min(per_core, rows - c * per_core))]
+                              for c in range(cores)])
+    else:
+        got = y.reshape(rows, cols)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-5, atol=2e-5, err_msg=f"{op} {arch}")

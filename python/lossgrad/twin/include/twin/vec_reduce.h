@@ -95,3 +95,92 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 }
 
 }  // namespace AscendC
+
+// ReduceMax (level 2, tensor-front-n form): dst[0] = the largest of the first `count` elements; with calIndex,
+// dst[1] holds its index (the smallest on ties) as an integer bit pattern of T's width (read it through
+// ReinterpretCast to uint16_t/uint32_t). sharedTmpBuffer must hold the documented size on 2201/2002/1001 (ReduceMax.md
+// 关键特性说明: without index ceil(2 * max(1, count / E) / perBlock) * perBlock elements; with index the summed rounds);
+// 3510 needs none (any tensor, src included). NaN in src faults (the result is not documented). half indices must
+// stay below 65536.
+namespace twin {
+
+template <typename T> constexpr bool kReduceMaxOk =
+    kArch == 3510 ? kOneOf<T, int16_t, uint16_t, half, int32_t, uint32_t, float>
+    : kArch == 1001 ? kOneOf<T, half> : kOneOf<T, half, float>;
+
+inline uint64_t RoundUpTo(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
+
+// Elements of sharedTmpBuffer ReduceMax needs (the doc's algorithm, first round at least one repeat).
+inline uint64_t ReduceMaxTmpElems(uint64_t count, uint32_t lanes, uint32_t perBlock, bool calIndex) {
+    const uint64_t first = std::max<uint64_t>(1, count / lanes);
+    const uint64_t out1 = first * 2;
+    if (!calIndex) return RoundUpTo(out1, perBlock);
+    const uint64_t start2 = RoundUpTo(out1, perBlock);
+    const uint64_t out2 = RoundUpTo(out1, lanes) * 2;
+    const uint64_t end2 = RoundUpTo(out2, perBlock);
+    if (out2 <= 2) return start2 + end2;
+    const uint64_t out3 = RoundUpTo(out2, lanes) * 2;
+    return start2 + end2 + RoundUpTo(out3, perBlock);
+}
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T>
+inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+                      const int32_t count, bool calIndex = 0) {
+    static_assert(twin::kReduceMaxOk<T>, "ReduceMax: element type not supported on this NpuArch (ReduceMax.md)");
+    const char* api = "ReduceMax";
+    twin::RequireCount(api, count);
+    twin::Level2MaskReset(api);
+    if (count == 0) return;
+    constexpr uint32_t lanes = twin::kRepeat / sizeof(T), perBlock = twin::kBlock / sizeof(T);
+    const uint64_t n = static_cast<uint64_t>(count), srcBytes = n * sizeof(T);
+    const uint32_t dstBytes = static_cast<uint32_t>((calIndex ? 2 : 1) * sizeof(T));
+    const twin::TensorRef& d = dst.TwinRef();
+    const twin::TensorRef& s = src.TwinRef();
+    twin::RequireOperand(api, "dst", d, dstBytes);
+    twin::RequireOperand(api, "src", s, srcBytes);
+    twin::RequireDisjoint(api, "dst", d.addr, dstBytes, "src", s.addr, srcBytes);
+    uint64_t tmpBytes = 0;
+    if (twin::kArch != 3510) {
+        const twin::TensorRef& t = sharedTmpBuffer.TwinRef();
+        tmpBytes = twin::ReduceMaxTmpElems(n, lanes, perBlock, calIndex) * sizeof(T);
+        twin::RequireLive(api, "sharedTmpBuffer", t);
+        if (t.len < tmpBytes)
+            twin::Fault(api, "sharedTmpBuffer has %u bytes but a ReduceMax of %llu elements%s needs at least %llu "
+                             "(ReduceMax.md, sharedTmpBuffer size)",
+                        t.len, (unsigned long long)n, calIndex ? " with index" : "", (unsigned long long)tmpBytes);
+        twin::RequireOperand(api, "sharedTmpBuffer", t, tmpBytes);
+        twin::RequireDisjoint(api, "sharedTmpBuffer", t.addr, tmpBytes, "src", s.addr, srcBytes);
+    }
+    if (std::is_same<T, half>::value && calIndex && n > 65536)
+        twin::Fault(api, "a half ReduceMax returns indices up to 65535 only (count %llu)", (unsigned long long)n);
+    twin::UbRead(api, "src", twin::P_V, s.addr, static_cast<uint32_t>(srcBytes));
+    const T* in = twin::UbPtr<T>(s.addr);
+    uint64_t best = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        const double v = twin::ToDouble(in[i]);
+        if (std::isnan(v)) twin::Fault(api, "src element %llu is NaN: ReduceMax's result is not documented for NaN",
+                                       (unsigned long long)i);
+        if (v > twin::ToDouble(in[best])) best = i;
+    }
+    T out[2];
+    out[0] = in[best];
+    if (calIndex) {
+        std::memset(static_cast<void*>(&out[1]), 0, sizeof(T));
+        if (sizeof(T) == 2) { const uint16_t idx = static_cast<uint16_t>(best); std::memcpy(&out[1], &idx, 2); }
+        else { const uint32_t idx = static_cast<uint32_t>(best); std::memcpy(&out[1], &idx, 4); }
+    }
+    if (tmpBytes > 0) {
+        twin::UbWrite(api, twin::P_V, sharedTmpBuffer.TwinRef().addr, static_cast<uint32_t>(tmpBytes));
+        twin::PoisonUb(sharedTmpBuffer.TwinRef().addr, static_cast<uint32_t>(tmpBytes));
+    }
+    twin::UbWrite(api, twin::P_V, d.addr, dstBytes);
+    std::memcpy(twin::Core().ub.data() + d.addr, out, dstBytes);
+    twin::NextOp(twin::P_V);
+    twin::CountApi(api, twin::RepeatsFor(n, sizeof(T)), n);
+}
+
+}  // namespace AscendC
