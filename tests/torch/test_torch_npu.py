@@ -122,9 +122,11 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> dict[str, Any]:
     monkeypatch.setenv(npu.CUSTOM_OPP_VAR, str(vendor))
     monkeypatch.delenv(npu.OPP_VAR, raising=False)
     device = {"name": "Ascend910B3"}
-    fake_torch_npu = types.SimpleNamespace(npu=types.SimpleNamespace(
-        current_stream=lambda dev: types.SimpleNamespace(npu_stream=STREAM),
-        get_device_name=lambda index: device["name"]))
+    # torch_npu's draining raw-stream accessor gives STREAM; Stream.npu_stream (the fallback) something else
+    fake_torch_npu = types.SimpleNamespace(
+        _C=types.SimpleNamespace(_npu_getCurrentRawStream=lambda index: STREAM),
+        npu=types.SimpleNamespace(current_stream=lambda dev: types.SimpleNamespace(npu_stream=STREAM + 1),
+                                  get_device_name=lambda index: device["name"]))
     monkeypatch.setitem(sys.modules, "torch_npu", fake_torch_npu)
     tensors = StandInTensors()
     package = StandInPackage(tensors)
@@ -138,7 +140,8 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> dict[str, Any]:
     monkeypatch.setattr(acl_layer, "AclnnTensors", lambda dirs: tensors)
     monkeypatch.setattr(acl_layer, "find_symbol_library", find)
     monkeypatch.setattr(npu, "_RUNTIMES", {})
-    return {"package": package, "tensors": tensors, "searched": searched, "device": device, "vendor": vendor}
+    return {"package": package, "tensors": tensors, "searched": searched, "device": device, "vendor": vendor,
+            "torch_npu": fake_torch_npu}
 
 
 def _kernel(name: str) -> Any:
@@ -172,6 +175,13 @@ def test_two_stage_call_on_the_current_stream(name: str, stand_in: dict[str, Any
     symbol, names, dirs = stand_in["searched"][0]
     assert symbol == f"aclnn{op.custom_op_type}GetWorkspaceSize" and names == [npu.PACKAGE_LIBRARY]
     assert dirs[0] == stand_in["vendor"] / "op_api" / "lib"
+
+
+def test_stream_fallback_without_the_raw_accessor(stand_in: dict[str, Any]) -> None:
+    del stand_in["torch_npu"]._C  # an older torch_npu: the public Stream's npu_stream
+    x = torch.zeros(3)
+    _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1)
+    assert stand_in["package"].launches[0]["stream"] == STREAM + 1
 
 
 def test_mixed_dtypes_run_in_the_promoted_dtype_and_cast_to_out(stand_in: dict[str, Any]) -> None:

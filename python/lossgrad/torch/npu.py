@@ -77,6 +77,11 @@ class NpuRuntime:
     library: Any              # the ctypes library exporting aclnn<CustomOpType>*
 
     def stream(self, device: torch.device) -> int:
+        """The current aclrtStream, through torch_npu's accessor that first drains its task queue (the "NoWait"
+        one does not), so torch work queued before this call reaches the stream before our launch."""
+        raw = getattr(getattr(self.torch_npu, "_C", None), "_npu_getCurrentRawStream", None)
+        if raw is not None:
+            return int(raw(device.index if device.index is not None else 0))
         return int(self.torch_npu.npu.current_stream(device).npu_stream)
 
     def soc(self, device: torch.device) -> str:
@@ -140,7 +145,10 @@ def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor], reduc
         rt.acl.check(name + "GetWorkspaceSize", first(*args, ctypes.byref(size), ctypes.byref(executor)))
         workspace = torch.empty(size.value, dtype=torch.uint8, device=out.device) if size.value else None
         ws_ptr = ctypes.c_void_p(workspace.data_ptr() if workspace is not None else None)
-        rt.acl.check(name, second(ws_ptr, size, executor, ctypes.c_void_p(rt.stream(out.device))))
+        # Fetched last, just before the launch (see NpuRuntime.stream): the input casts and copies queued above
+        # reach the stream before our kernel does.
+        stream = ctypes.c_void_p(rt.stream(out.device))
+        rt.acl.check(name, second(ws_ptr, size, executor, stream))
     finally:
         for h in handles:  # host-side descriptors; the launched task holds what it needs (as torch_npu's aclnn calls)
             rt.tensors.destroy(h)
