@@ -42,7 +42,7 @@ class Arch:
     bf16_io: bool                 # bf16 tensors can be moved and cast
     bf16_arith: bool              # vector arithmetic on bf16
     kernel_types: tuple[str, ...] # KERNEL_TASK_TYPE_DEFAULT values the arch accepts ( () = macro unsupported )
-    events_per_position: int      # live (allocated, not freed) tensors per TPosition
+    events_per_position: int      # QUE_MAX_EVENT: event IDs per HardEvent pool (TQue free/EnQue + AllocEventID)
     overflow_mode: Fact           # float overflow behaviour of the device ("inf_nan" IEEE or "saturation")
     cpu_debug_series: str         # tikicpulib series alias (V220, C310, V200, V100)
 

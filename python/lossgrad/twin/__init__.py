@@ -112,6 +112,7 @@ class Report:
     compile_seconds: float
     cached: bool
     raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
+    auto_sync: bool = True  # the run modelled bisheng --cce-auto-sync=on
 
     @property
     def gm_read_bytes(self) -> int:
@@ -136,7 +137,8 @@ class Report:
         return {k: ApiCount(*v) for k, v in sorted(out.items())}
 
 
-def _parse(raw: Mapping[str, Any], kernel: str, soc: Soc, compile_s: float, cached: bool) -> Report:
+def _parse(raw: Mapping[str, Any], kernel: str, soc: Soc, compile_s: float, cached: bool,
+           auto_sync: bool = True) -> Report:
     cores = tuple(
         CoreReport(
             index=c["core"], gm_read_bytes=c["gm_read_bytes"], gm_write_bytes=c["gm_write_bytes"],
@@ -159,7 +161,7 @@ def _parse(raw: Mapping[str, Any], kernel: str, soc: Soc, compile_s: float, cach
         for i, b in enumerate(raw["buffers"]))
     return Report(kernel=kernel, soc=soc.name, block_dim=raw["block_dim"], cores=cores, buffers=buffers,
                   ub_kernel_bytes=raw["ub_kernel_bytes"], run_seconds=raw["seconds"], compile_seconds=compile_s,
-                  cached=cached, raw=raw)
+                  cached=cached, raw=raw, auto_sync=auto_sync)
 
 
 _LIBS: dict[str, ctypes.CDLL] = {}
@@ -279,4 +281,4 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
         if raw["fault"] == CANCELLED:
             raise LaunchCancelled(CANCELLED)
         raise KernelFault(raw["fault"])
-    return _parse(raw, kernel_name, soc_, compile_s, built.cached)
+    return _parse(raw, kernel_name, soc_, compile_s, built.cached, bool(auto_sync))

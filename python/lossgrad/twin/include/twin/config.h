@@ -41,6 +41,9 @@ constexpr uint32_t kUbBytes = TWIN_UB_BYTES;
 constexpr uint32_t kUbKernelBytes = TWIN_UB_KERNEL_BYTES;
 constexpr uint32_t kEventsPerPosition = TWIN_EVENTS_PER_POSITION;
 constexpr uint32_t kMaxEventId = (kArch == 1001) ? 4 : 8;
+// The SoC table's events_per_position is QUE_MAX_EVENT (asc-devkit impl/basic_api/kernel_macros.h), the size of
+// each HardEvent's ID pool; on every modelled arch it equals the number of hardware flag IDs.
+static_assert(kEventsPerPosition == kMaxEventId, "TWIN_EVENTS_PER_POSITION must be QUE_MAX_EVENT of the arch");
 constexpr uint32_t kMaxBuffers = 64;
 constexpr uint32_t kBlock = 32;    // DataBlock bytes
 constexpr uint32_t kRepeat = 256;  // bytes per vector repeat
