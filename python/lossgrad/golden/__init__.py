@@ -8,10 +8,10 @@ per-element formula (`elementwise.py`).
 Two evaluation modes (`compute=`):
 - "float64" (default): the exact input values in float64, rounded once (half to even) to the output dtype.
 - "float32": the dtype-faithful mode. Inputs are upcast to float32 and evaluated in float32 in aclnn's kernel
-  operation order. KL's terms are rounded to the dtype aclnn writes them in (float16 when all inputs are float16,
-  else float32), summed over the broadcast axes (exactly, in float64) and rounded to that dtype, as aclnn's
-  ReduceSum does; then one rounding to the output dtype. It reproduces float32 (and KL's float16) intermediate
-  overflow, so kernels that follow aclnn's dtypes match it at NaN/Inf.
+  operation order; the result is rounded to the dtype aclnn's kernel writes it in (`aclnn_kernel_dtype`; KL: each
+  term, then their sum over the broadcast axes, taken exactly in float64, as aclnn's ReduceSum does), then to the
+  output dtype. It reproduces float32 and 16-bit intermediate overflow, so kernels that follow aclnn's dtypes match
+  it at NaN/Inf.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from . import elementwise as ew
 from .rounding import round_to
 
 __all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "compute_call",
-           "kl_terms_dtype", "round_to", "COMPUTE_MODES"]
+           "aclnn_kernel_dtype", "round_to", "COMPUTE_MODES"]
 
 COMPUTE_MODES = ("float64", "float32")
 
@@ -67,12 +67,17 @@ def _check_mode(compute: str) -> None:
         raise ValueError(f"compute: expected one of {', '.join(COMPUTE_MODES)}, got {compute!r}")
 
 
-def kl_terms_dtype(call: Call) -> DType:
-    """The dtype aclnnKlDivBackward writes its per-element terms and its ReduceSum result in (registry
-    aclnn_compute "float32_unless_all_float16"): float16 when gradOutput, self and target are all float16."""
-    if call.op.aclnn_compute != "float32_unless_all_float16":
-        raise ValueError(f"{call.op.name}: aclnn_compute is {call.op.aclnn_compute!r}")
-    return DType.FLOAT16 if all(d is DType.FLOAT16 for d in call.in_dtypes) else DType.FLOAT32
+def aclnn_kernel_dtype(call: Call) -> DType:
+    """The dtype aclnn's own kernel writes its result in (and KL's ReduceSum sums into), before the op_api Casts it to
+    out's dtype: registry aclnn_compute ("promoted", "self", or KL's "float32_unless_all_float16")."""
+    rule = call.op.aclnn_compute
+    if rule == "promoted":
+        return call.promoted
+    if rule == "self":
+        return call.dtypes["self"]
+    if rule == "float32_unless_all_float16":
+        return DType.FLOAT16 if all(d is DType.FLOAT16 for d in call.in_dtypes) else DType.FLOAT32
+    raise ValueError(f"{call.op.name}: unknown aclnn_compute {rule!r}")
 
 
 def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
@@ -90,15 +95,16 @@ def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
     reduced = tuple(call.iter_shape) != tuple(call.out_shape)
     with np.errstate(all="ignore"):
         values = formula(*inputs, c, call.attrs)
-        if compute == "float32" and call.op.aclnn_compute == "float32_unless_all_float16":
-            # aclnn writes every term in its kernel dtype (float16 terms beyond +-65504 are +-Inf), ReduceSums
-            # them with float32 accumulation into that dtype, then Casts to out's dtype. The sum here is exact
-            # (float64) where aclnn's accumulates in float32: the two round apart only when the float32 partial
-            # sums lose bits that decide the final rounding (docs/semantics.md, "Rounding").
-            terms = kl_terms_dtype(call)
-            values = round_to(values.astype(np.float64), terms)
+        if compute == "float32":
+            # aclnn's kernel writes its result (KL: every term) in its kernel dtype, so a float16 value beyond
+            # +-65504 is +-Inf there; KL's ReduceSum sums those terms with float32 accumulation into that dtype;
+            # then the op_api Casts to out's dtype. The sum here is exact (float64) where aclnn's accumulates in
+            # float32: the two round apart only when the float32 partial sums lose bits that decide the final
+            # rounding (docs/semantics.md, "Intermediate roundings").
+            kernel = aclnn_kernel_dtype(call)
+            values = round_to(values.astype(np.float64), kernel)
             if reduced:
-                values = round_to(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), terms)
+                values = round_to(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), kernel)
         elif reduced:
             values = _sum_to_shape(values.astype(np.float64), tuple(call.out_shape))
         return np.array(round_to(values, call.out_dtype), order="C")  # ascontiguousarray would make 0-d 1-d

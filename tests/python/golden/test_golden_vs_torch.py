@@ -42,6 +42,7 @@ from golden_oracle import rne_round, torch_reference  # noqa: E402
 import lossgrad.golden as golden  # noqa: E402
 from lossgrad.dtypes import parse as parse_dtype  # noqa: E402
 from lossgrad.precision import THRESHOLDS, compare  # noqa: E402
+from lossgrad.validation import validate  # noqa: E402
 
 CASES_PER_OP = 550
 CHUNKS = 8
@@ -116,16 +117,21 @@ def check_case(case: Case, tallies: dict[tuple[str, str], Tally]) -> None:
         tally.failures.append(f"{case.ident}: {ulps} ulp apart\n  golden={a.ravel()[:8]}\n  torch ={r.ravel()[:8]}")
     if case.profile in ("normal", "grid") and a.size:
         # the dtype-faithful float32 mode must meet the same standard where nothing overflows float32. It rounds
-        # what aclnn rounds: all-float16 KL terms and their sum are float16 before the cast to out's dtype, so
-        # those cases are judged by the coarser of float16's and out's thresholds (torch here is exact math), and
-        # when terms are summed (self broadcast) by the mixed-tolerance standard: a cancelling sum of float16-rounded
-        # terms is off by a few float16 ulps of the terms, which no relative bound on the small sum can hold.
+        # what aclnn rounds: the result of aclnn's kernel (KL: each term, then their sum) is in aclnn's kernel dtype
+        # before the Cast to out's dtype, so it is judged by the coarser of that dtype's and out's thresholds (torch
+        # here is exact math), and KL with float16 terms that are summed (self broadcast) by the mixed-tolerance
+        # standard: a cancelling sum of float16-rounded terms is off by float16 ulps of the terms, which no relative
+        # bound on the small sum can hold.
         faithful = fn(case.grad, case.self_, case.target, case.reduction, compute="float32", **case.golden_kwargs())
-        judge, standard = out_label, "experimental"
-        if case.op == "kl_div_backward" and all(x.dtype == np.float16 for x in (case.grad, case.self_, case.target)):
-            judge = max(out_label, "float16", key=lambda d: THRESHOLDS[parse_dtype(d)])
-            if case.self_.shape != np.broadcast_shapes(case.self_.shape, case.target.shape):
-                standard = "mixed"
+        kw = case.golden_kwargs()
+        out_dtype = kw.pop("out_dtype")
+        call = validate(case.op, case.grad, case.self_, case.target, case.reduction, kw, out_dtype=out_dtype)
+        kernel = golden.aclnn_kernel_dtype(call).label
+        judge = max(out_label, kernel, key=lambda d: THRESHOLDS[parse_dtype(d)])
+        standard = "experimental"
+        if case.op == "kl_div_backward" and kernel == "float16" and \
+                case.self_.shape != np.broadcast_shapes(case.self_.shape, case.target.shape):
+            standard = "mixed"
         f32 = compare(faithful, r, judge, standard)
         if not f32.passed:
             tally.failures.append(f"{case.ident} [compute=float32]: {f32.describe()}")
