@@ -120,6 +120,7 @@ SCENARIOS = {
     # one pad-value register: DataCopyPad(isPad=true) sets what a later isPad=false copy pads with
     "pad_register_from_ispad": (80, "Muls", "reads UB byte 0x14 that was never written", (2201, 3510)),
     "global_buffer_larger_than_host": (81, "GlobalTensor::SetValue", "past the end of GM argument 1 (256 bytes)", ALL),
+    "free_all_event_returns_ids": (82, "TQue::FreeTensor", "(1 by TQue FreeTensor, 0 by TQue EnQue, ", QUEUE_IDS),
 }
 
 # Kernels run on two cores (the fault names core 1).
@@ -128,7 +129,8 @@ TWO_CORES = {"cross_core_gm_write_overlap", "scalar_line_two_cores", "scalar_lin
 MANUAL_SYNC = {"missing_v_to_s_sync", "missing_s_to_v_sync"}
 # The broken code itself is the correct twin once auto-sync is on.
 AUTO_SYNC_PAIRS = {"auto_v_s", "auto_s_v", "auto_s_mte3", "auto_mte2_s"}
-EVENT_ID_SCENARIOS = {"free_event_ids_exhausted", "kernel_ids_share_pool", "enque_holds_ids"}
+EVENT_ID_SCENARIOS = {"free_event_ids_exhausted", "kernel_ids_share_pool", "enque_holds_ids",
+                      "free_all_event_returns_ids"}
 
 
 def _param(name: str, arch: int) -> int:

@@ -33,7 +33,7 @@ enum Key : uint32_t {
     // auto-sync (broken code; the harness runs it with auto_sync=False and True)
     AUTO_V_S, AUTO_S_V, AUTO_S_MTE3, AUTO_MTE2_S,
     // the shared pad-value register, GlobalTensor sizes
-    PAD_REGISTER_FROM_ISPAD, GLOBAL_BUFFER_LARGER_THAN_HOST,
+    PAD_REGISTER_FROM_ISPAD, GLOBAL_BUFFER_LARGER_THAN_HOST, FREE_ALL_EVENT,
     // value checks (not pairs): allocation order, pad register contents
     ALLOC_ORDER = 200, PAD_REGISTER_VALUES, FREE_WITHOUT_ENQUE,
 };
@@ -733,6 +733,20 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             GlobalTensor<F> big;
             big.SetGlobalBuffer((__gm__ F*)y, 4 * n);
             big.SetValue(good ? n - 1 : n, 1.0f);
+            break;
+        }
+        case FREE_ALL_EVENT: {  // as KERNEL_IDS_SHARE_POOL's broken variant; FreeAllEvent returns the queue's IDs
+            TEventID held[8];
+            const uint32_t k = t.param - 1;
+            for (uint32_t i = 0; i < k; ++i) held[i] = pipe->AllocEventID<HardEvent::V_MTE2>();
+            pipe->InitBuffer(q, 2, 32);
+            for (uint32_t tile = 0; tile < 2; ++tile) {
+                LocalTensor<F> a = q.AllocTensor<F>();
+                Duplicate(a, 1.0f, 8);
+                q.FreeTensor(a);
+                if (good) q.FreeAllEvent();
+            }
+            for (uint32_t i = 0; i < k; ++i) pipe->ReleaseEventID<HardEvent::V_MTE2>(held[i]);
             break;
         }
         // ---- value checks --------------------------------------------------------------------------------------

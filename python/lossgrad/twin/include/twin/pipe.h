@@ -264,6 +264,24 @@ public:
         s.epoch = twin::NewEpoch();
     }
 
+    // Waits for and releases the free-event IDs the queue's buffers hold (kernel_tquebind_impl.h FreeAllEvent); no
+    // buffer may be enqueued.
+    void FreeAllEvent() {
+        const char* api = "TQue::FreeAllEvent";
+        for (int32_t id : Slots(api)) {
+            twin::Slot& s = twin::Core().slots[id];
+            if (s.state == twin::SlotState::ENQUEUED)
+                twin::Fault(api, "a buffer of the queue is still enqueued: DeQue it first");
+            if (s.freeEvtId >= 0) {
+                const AscendC::HardEvent e = static_cast<AscendC::HardEvent>(s.freeEvt);
+                twin::WaitFlagImpl(e, s.freeEvtId, api);
+                twin::ReleaseEventIdImpl(e, s.freeEvtId);
+                s.freeEvtId = -1;
+                s.freeEvt = -1;
+            }
+        }
+    }
+
     bool VacantInQue() { return static_cast<int32_t>(queue_.size()) < (depth > 0 ? depth : 1); }
     bool HasTensorInQue() { return !queue_.empty(); }
     int32_t GetTensorCountInQue() { return static_cast<int32_t>(queue_.size()); }
