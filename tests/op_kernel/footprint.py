@@ -41,3 +41,41 @@ def input_footprints(out_flat: np.ndarray, out_shape: tuple[int, ...], iter_shap
     keep = np.isin(owner, out_flat)
     multi = tuple(m[keep] for m in multi)
     return {r: int(np.unique(_project(multi, s)).size) for r, s in input_shapes.items()}
+
+
+# ---- 310P/910 whole-block writes (pipeline.h.j2 RowWriter): what a core must rewrite, independent of the kernel ----
+
+def row_pieces(start: int, end: int, row: int) -> list[int]:
+    """Lengths of the pieces of [start, end) cut at multiples of `row` (the output rows a flat range crosses)."""
+    out, pos = [], start
+    while pos < end:
+        nxt = min(end, (pos // row + 1) * row)
+        out.append(nxt - pos)
+        pos = nxt
+    return out
+
+
+def _rewritten(pieces: list[int], block: int) -> int:
+    """Elements a core must write twice to emit these GM-contiguous pieces in whole blocks, never before its run:
+    a piece ends with a block back-shifted onto its own (or, if shorter than a block, the run's earlier) elements,
+    (block - n % block) % block of them; the run's head, while shorter than a block, waits for the next pieces, and
+    its first block overlaps what follows by block - head (a head of more than a block: two blocks, 2 * block - head).
+    """
+    rew, head, started = 0, 0, False
+    for n in pieces:
+        if started:
+            rew += (block - n % block) % block
+        elif n >= block:
+            started = True
+            rew += (block - head if head else 0) + (block - n % block) % block
+        else:
+            head += n
+            if head >= block:
+                started = True
+                rew += 2 * block - head if head > block else 0
+    return rew
+
+
+def block_rewrites(start: int, end: int, row: int, block: int) -> int:
+    """Elements written twice by a core whose output is the GM-contiguous run [start, end) of rows `row` long."""
+    return _rewritten(row_pieces(start, end, row), block)

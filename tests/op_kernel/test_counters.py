@@ -12,15 +12,16 @@ import pytest
 from lossgrad.registry import OPS
 from lossgrad.runners.twin import run_twin
 from lossgrad.tiling import data as td
+from lossgrad.tiling.ub_plan import blocks_only
 from lossgrad.validation import validate
 
-from footprint import input_footprints, written_elements
+from footprint import block_rewrites, input_footprints, written_elements
 
 # Every pattern on an A2 part; the architectures with other copy paths (950; 310P and 910 without DataCopyPad) on
 # a subset that covers each operand mode and split.
 SOCS = {"Ascend910B1": None, "Ascend950PR_9579": ("same", "row_column_split", "column"),
-        "Ascend310P3": ("same", "grad_scalar", "row_flat", "column", "general"),
-        "Ascend910A": ("same", "grad_scalar", "row_column_split", "column", "batch")}
+        "Ascend310P3": ("same", "grad_scalar", "row_flat", "column", "general", "ragged", "ragged_row"),
+        "Ascend910A": ("same", "grad_scalar", "row_column_split", "column", "batch", "ragged", "ragged_row")}
 
 # name -> (grad, self, target); every pattern has >= 10^6 output (or iteration) elements.
 PATTERNS = {
@@ -32,6 +33,12 @@ PATTERNS = {
     "batch": ((), (16, 256, 256), (1, 256, 256)),
     "general": ((4, 1, 512), (1, 512, 512), (4, 512, 512)),
 }
+# Rows off the 32-byte block, where 310P/910 write the tails by back-shifted whole blocks (RowWriter): on those
+# parts only (DataCopyPad writes exact rows elsewhere).
+RAGGED = {
+    "ragged": ((1000, 1), (1000, 1001), (1000, 1001)),
+    "ragged_row": ((999, 1003), (999, 1003), (1003,)),
+}
 KL_REDUCE = {
     "kl_sum_rows": ((), (1024, 1), (1024, 1024)),
     "kl_sum_cols": ((), (1, 4096), (256, 4096)),
@@ -41,8 +48,8 @@ KL_REDUCE = {
 def _cases():
     for soc, names in SOCS.items():
         for op in OPS:
-            for name, shapes in PATTERNS.items():
-                if names is None or name in names:
+            for name, shapes in {**PATTERNS, **RAGGED}.items():
+                if (names is None and name in PATTERNS) or (names is not None and name in names):
                     yield soc, op, name, shapes
         for name, shapes in KL_REDUCE.items():
             if names is None or name in names:
@@ -63,8 +70,22 @@ def test_memory_traffic(soc: str, op: str, name: str, shapes) -> None:
     spec = OPS[op]
     out = rep.buffers[len(spec.kernel_inputs)]
     out_bytes = r.output.nbytes
-    # Each output byte written exactly once, by exactly one core.
-    assert out.write_bytes == out_bytes == out.write_distinct
+    size = r.output.itemsize
+    # Each output byte written, by exactly one core (the twin refuses cross-core overlaps), and once: where the
+    # kernel writes whole blocks only (310P/910), ragged pieces rewrite exactly the back-shifted overlap of their
+    # last block (footprint.block_rewrites, from each core's flat output range).
+    assert out.write_distinct == out_bytes
+    rewrites = 0
+    if blocks_only(call.soc.arch.npu_arch) and plan.fields["splitMode"] != td.SPLIT_KL_REDUCE:
+        # flat: one contiguous run per core; column: one range per row (or one run when a core has every column)
+        E = plan.fields["dims"][plan.fields["rank"] - 1]
+        for core in range(rep.block_dim):
+            ranges = out.by_core[core].write_ranges
+            assert len(ranges) == 1 or plan.fields["splitMode"] == td.SPLIT_COLUMN
+            rewrites += sum(block_rewrites(b // size, e // size, E, 32 // size) for b, e in ranges) * size
+    assert out.write_bytes == out_bytes + rewrites
+    if name.startswith("ragged"):
+        assert rewrites > 0 or not blocks_only(call.soc.arch.npu_arch)
     # Inputs: per core, each needed element read exactly once (footprint of the outputs it wrote).
     roles = [io.role for io in spec.kernel_inputs]
     reads_self = op != "kl_div_backward"  # KL's gradient never depends on self's values (only on its shape)
@@ -88,9 +109,10 @@ def test_memory_traffic(soc: str, op: str, name: str, shapes) -> None:
             assert total == size
         else:
             assert total <= rep.block_dim * size
-    # All cores busy, balanced within one balance unit (a 32-byte block; per row in column split).
+    # All cores busy, balanced within one balance unit (a 32-byte block; per row in column split; written bytes, so
+    # the rewrites are taken off).
     assert rep.block_dim == call.soc.cores
-    written = [out.by_core[c].write for c in range(rep.block_dim)]
+    written = [sum(e - b for b, e in out.by_core[c].write_ranges) for c in range(rep.block_dim)]
     assert min(written) > 0
     unit_bytes = int(plan.fields["unitElems"]) * r.output.itemsize
     rows = math.prod(plan.fields["dims"][: int(plan.fields["rank"]) - 1])

@@ -12,28 +12,35 @@
 """
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pytest
 
 from lossgrad import golden
 from lossgrad.registry import OPS
 from lossgrad.runners.twin import run_twin
-from lossgrad.socs import ARCHS
+from lossgrad.socs import ARCHS, Fact, Soc, get_soc
 from lossgrad.tiling import ub_plan
 from lossgrad.validation import validate
 from lossgrad.verify.cases import default_cases
 
-# Multi-tile shapes (the 1001 tile is at most ~11K elements for these plans), each operand mode and split.
+from footprint import block_rewrites
+
+# Each operand mode and split, on an Atlas 910 of two cores so that every core runs several tiles (the 1001 tiles
+# of these plans hold 6K-16K elements) and the queues' buffers rotate.
 EVENT_PATTERNS = {
-    "same": ((40000,), (40000,), (40000,)),
-    "grad_scalar": ((), (300, 131), (300, 131)),
-    "row": ((300, 131), (300, 131), (131,)),
-    "column": ((300, 1), (300, 131), (300, 131)),
+    "same": ((120000,), (120000,), (120000,)),
+    "grad_scalar": ((), (1000, 131), (1000, 131)),
+    "row": ((1000, 131), (1000, 131), (131,)),
+    "column": ((1000, 1), (1000, 131), (1000, 131)),
 }
 KL_EVENT_PATTERNS = {
-    "kl_sum_rows": ((300, 131), (300, 1), (300, 131)),
-    "kl_sum_cols": ((300, 131), (1, 131), (300, 131)),
+    "kl_sum_rows": ((1000, 131), (1000, 1), (1000, 131)),
+    "kl_sum_cols": ((1000, 131), (1, 131), (1000, 131)),
 }
+TWO_CORE_910 = dataclasses.replace(get_soc("Ascend910A"), vector_cores=Fact(2, "test: two cores", "none"))
 
 
 def _mixes(soc: str) -> list[tuple[str, tuple[str, str, str, str]]]:
@@ -46,7 +53,7 @@ def _arrays(shapes, dtypes, seed: int = 0) -> list[np.ndarray]:
     return [rng.uniform(-2.0, 2.0, s).astype(d) for s, d in zip(shapes, dtypes)]
 
 
-def _run(op: str, shapes, dtypes, soc: str, auto_sync: bool = True):
+def _run(op: str, shapes, dtypes, soc: "str | Soc", auto_sync: bool = True):
     call = validate(op, *_arrays(shapes, dtypes[:3]), "none", out_dtype=dtypes[3], soc=soc)
     return call, run_twin(call, auto_sync=auto_sync)
 
@@ -89,9 +96,9 @@ def test_1001_event_ids_within_four(op: str, dtypes) -> None:
     if op == "kl_div_backward":
         patterns.update(KL_EVENT_PATTERNS)
     for name, shapes in patterns.items():
-        call, r = _run(op, shapes, dtypes, "Ascend910A")
-        tiles = max(c.copy_count for c in r.report.cores)
-        assert tiles > 4, f"{name}: too few copies to rotate the queues"
+        call, r = _run(op, shapes, dtypes, TWO_CORE_910)
+        per_core = math.prod(call.iter_shape) // r.report.block_dim
+        assert per_core > 2 * r.plan.fields["tileLen"], f"{name}: too few tiles per core to rotate the queues"
         for core in r.report.cores:
             peak = dict(core.event_ids_peak)
             assert peak, "the twin reports no event-ID peaks"
@@ -108,7 +115,7 @@ BLOCK_SOCS = ("Ascend310P3", "Ascend910A")
 # Ragged rows (and tiny ones), row/column broadcasts, 1-D, a KL reduction with ragged output pieces, outputs
 # smaller than one block.
 TAIL_PATTERNS = {
-    "ragged": ((517, 1001), (517, 1001), (517, 1001)),
+    "ragged": ((517, 1), (517, 1001), (517, 1001)),
     "ragged_row": ((300, 1003), (300, 1003), (1003,)),
     "ragged_col": ((3000, 1), (3000, 77), (3000, 77)),
     "tiny_rows": ((20000, 1), (20000, 3), (20000, 3)),
@@ -135,37 +142,6 @@ def _tail_cases():
 
 
 TAIL_CASES = list(_tail_cases())
-
-
-def _pieces(start: int, end: int, row: int) -> list[int]:
-    """Lengths of the pieces of [start, end) cut at multiples of `row` (the output rows a flat range crosses)."""
-    out, pos = [], start
-    while pos < end:
-        nxt = min(end, (pos // row + 1) * row)
-        out.append(nxt - pos)
-        pos = nxt
-    return out
-
-
-def _rewritten(pieces: list[int], block: int) -> int:
-    """Elements a core must write twice to emit these GM-contiguous pieces in whole blocks, never before its run:
-    a piece ends with a block back-shifted onto its own (or, if shorter than a block, the run's earlier) elements,
-    (block - n % block) % block of them; the run's head, while shorter than a block, waits for the next pieces, and
-    its first block overlaps what follows by block - head (a head of more than a block: two blocks, 2 * block - head).
-    """
-    rew, head, started = 0, 0, False
-    for n in pieces:
-        if started:
-            rew += (block - n % block) % block
-        elif n >= block:
-            started = True
-            rew += (block - head if head else 0) + (block - n % block) % block
-        else:
-            head += n
-            if head >= block:
-                started = True
-                rew += 2 * block - head if head > block else 0
-    return rew
 
 
 @pytest.mark.parametrize("soc,op,name,shapes,dtypes", TAIL_CASES,
@@ -205,20 +181,25 @@ def test_block_writes_no_scalar_gm_and_no_shared_lines(soc, op, name, shapes, dt
             assert 0 <= rewritten < 32 * max(1, acc.write // 32 + 1)
             continue
         (b, e), = acc.write_ranges  # flat: one GM-contiguous run per core
-        pieces = _pieces(b // size, e // size, E)
-        expect = _rewritten(pieces, block) * size
-        assert rewritten == expect, (c, rewritten, expect, pieces[:4])
+        expect = block_rewrites(b // size, e // size, E, block) * size
+        assert rewritten == expect, (c, rewritten, expect)
 
 
 @pytest.mark.parametrize("auto_sync", [False, True])
+@pytest.mark.parametrize("op", list(OPS))
 @pytest.mark.parametrize("soc", ["Ascend910B1", "Ascend950PR_9579", "Ascend310P3", "Ascend910A"])
-def test_kernels_run_with_and_without_auto_sync(soc: str, auto_sync: bool) -> None:
-    for op in OPS:
-        pats = {"ragged_row": TAIL_PATTERNS["ragged_row"], "tiny_rows": TAIL_PATTERNS["tiny_rows"],
-                "grad_scalar": EVENT_PATTERNS["grad_scalar"], "column": EVENT_PATTERNS["column"]}
-        if op == "kl_div_backward":
-            pats.update(KL_TAIL_PATTERNS)
-        for shapes in pats.values():
-            for dtypes in (("float32",) * 4, ("float16",) * 4):
-                call, r = _run(op, shapes, dtypes, soc, auto_sync=auto_sync)
-                assert r.output.nbytes == r.report.buffers[len(OPS[op].kernel_inputs)].write_distinct
+def test_kernels_run_with_and_without_auto_sync(soc: str, op: str, auto_sync: bool) -> None:
+    """Strict manual synchronisation (auto_sync=False) as well as bisheng's auto-sync: ragged and tiny rows (the
+    scalar row paths), a scalar gradOutput (the scalar stage) and a column operand (scalar GM reads)."""
+    pats = {"ragged_row": ((60, 1003), (60, 1003), (1003,)), "tiny_rows": ((3000, 1), (3000, 3), (3000, 3)),
+            "grad_scalar": ((), (60, 131), (60, 131))}
+    if op == "kl_div_backward":
+        pats.update(KL_TAIL_PATTERNS)
+    for name, shapes in pats.items():
+        for dtypes in (("float32",) * 4, ("float16",) * 4):
+            call, r = _run(op, shapes, dtypes, soc, auto_sync=auto_sync)
+            out = r.report.buffers[len(OPS[op].kernel_inputs)]
+            assert out.write_distinct == r.output.nbytes, name
+            want = getattr(golden, op)(*_arrays(shapes, dtypes[:3]), reduction="none", soc=soc, compute="float32")
+            np.testing.assert_allclose(r.output.astype(np.float64), np.asarray(want, np.float64), rtol=2e-3,
+                                       atol=1e-6, err_msg=name)
