@@ -167,19 +167,20 @@ public:
 
     GlobalTensor() = default;
 
-    // The real API takes any size: only accesses are checked (against the host buffer and this size).
+    // The real API checks neither the address nor the size: only accesses are checked (against the host buffers
+    // and this size), so an idle core may set a base past the end of its buffer.
     void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
-        gm_ = twin::FindGm("GlobalTensor::SetGlobalBuffer", buffer, 0);
         addr_ = buffer;
         size_ = bufferSize;
         bounded_ = true;
+        set_ = true;
     }
 
     void SetGlobalBuffer(__gm__ T* buffer) {
-        gm_ = twin::FindGm("GlobalTensor::SetGlobalBuffer", buffer, 0);
         addr_ = buffer;
         size_ = 0;
         bounded_ = false;
+        set_ = true;
     }
 
     // Scalar accesses go through the core's data cache (core.h).
@@ -203,13 +204,12 @@ public:
                             &value, sizeof(T));
     }
 
+    // No check at the call, as in the real API (an idle core may offset past the end); the view keeps the elements
+    // left of the declared size, so any access beyond them faults.
     GlobalTensor operator[](const uint64_t offset) const {
-        if (bounded_ && offset > size_)
-            twin::Fault("GlobalTensor::operator[]", "offset %llu exceeds the buffer size %llu",
-                        (unsigned long long)offset, (unsigned long long)size_);
         GlobalTensor out = *this;
         out.addr_ = addr_ + offset;
-        if (bounded_) out.size_ = size_ - offset;
+        if (bounded_) out.size_ = offset < size_ ? size_ - offset : 0;
         return out;
     }
 
@@ -221,7 +221,7 @@ public:
     // `scalar`: a GetValue/SetValue (data cache); otherwise a DMA copy (MTE2 read / MTE3 write), checked against
     // the lines this core has cached.
     const T* Check(const char* api, uint64_t offset, uint64_t count, bool write, bool scalar = false) const {
-        if (addr_ == nullptr) twin::Fault(api, "GlobalTensor used before SetGlobalBuffer");
+        if (!set_) twin::Fault(api, "GlobalTensor used before SetGlobalBuffer");
         if (bounded_ && offset + count > size_)
             twin::Fault(api, "GM elements [%llu, %llu) are outside the GlobalTensor's %llu elements",
                         (unsigned long long)offset, (unsigned long long)(offset + count), (unsigned long long)size_);
@@ -239,7 +239,7 @@ private:
     __gm__ T* addr_ = nullptr;
     uint64_t size_ = 0;
     bool bounded_ = false;
-    int gm_ = -1;
+    bool set_ = false;
 };
 
 // ---- DataCacheCleanAndInvalid (asc-devkit include/basic_api/kernel_operator_cache_intf.h) ----------------------
@@ -263,7 +263,6 @@ inline void Dcci(const AscendC::GlobalTensor<T>& dst) {
         return;
     }
     const uint8_t* p = reinterpret_cast<const uint8_t*>(dst.GetPhyAddr());
-    if (p == nullptr) Fault(api, "GlobalTensor used before SetGlobalBuffer");
     const int buf = FindGm(api, p, 0);
     FlushLine(buf, static_cast<uint64_t>(p - Rt().gm[buf].base));
 }
