@@ -22,7 +22,8 @@ from . import dtypes as dt
 from .dtypes import DType
 from .registry import OPS, OpSpec, OutputShape, Promotion
 from .runners.twin import run_twin
-from .socs import DEFAULT_SOC
+from .socs import DEFAULT_SOC, get_soc
+from .tiling import ub_plan
 from .validation import Call, validate
 
 DEFAULT_ELEMENTS = 16 * 1024 * 1024
@@ -37,6 +38,7 @@ class Counters:
     tiles_per_core: float
     block_dim: int
     passes: tuple[str, ...] = field(default_factory=tuple)
+    event_ids_peak: int = 0            # most queue/sync event IDs of one type held at once on a core (twin)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class Row:
         return {
             "op": self.op, "scenario": self.scenario, "elements": n,
             "ours": {"gm_bytes_per_elem": self.ours.gm_bytes / n, "vec_instr_per_elem": self.ours.vec_repeats / n,
-                     "tiles_per_core": self.ours.tiles_per_core, "block_dim": self.ours.block_dim},
+                     "tiles_per_core": self.ours.tiles_per_core, "block_dim": self.ours.block_dim,
+                     "event_ids_peak": self.ours.event_ids_peak},
             "aclnn_composition": {"gm_bytes_per_elem": self.aclnn.gm_bytes / n,
                                   "vec_instr_per_elem": self.aclnn.vec_repeats / n,
                                   "tiles_per_core": self.aclnn.tiles_per_core, "block_dim": self.aclnn.block_dim,
@@ -81,8 +84,21 @@ def _counters(call: Call) -> Counters:
     r = run_twin(call)
     rep = r.report
     tiles = sum(c.tiles for c in rep.cores) / rep.block_dim
+    peak = max((n for c in rep.cores for n in c.event_ids_peak.values()), default=0)
     return Counters(gm_bytes=rep.gm_read_bytes + rep.gm_write_bytes, vec_repeats=rep.vec_repeats,
-                    tiles_per_core=tiles, block_dim=rep.block_dim)
+                    tiles_per_core=tiles, block_dim=rep.block_dim, event_ids_peak=peak)
+
+
+def buffering_note(soc: str, ops: list[str] | None = None) -> str:
+    """Which queues of the buffer plan are double buffered on this SoC, and its event-ID pool (ub_plan)."""
+    arch = get_soc(soc).arch.npu_arch
+    single = sorted({f"{name}:{b.name}" for name in ops or list(OPS) for gs in (False, True)
+                     for b in ub_plan.buffers(OPS[name], gs, arch) if b.kind in ("in", "out") and b.count < 2})
+    held = max(n for name in ops or list(OPS) for gs in (False, True)
+               for n in ub_plan.held_event_ids(OPS[name], gs, arch).values())
+    buffering = ("every input and the output double buffered (one input queue)" if not single
+                 else "NOT double buffered: " + ", ".join(single))
+    return f"buffers: {buffering}; event IDs held <= {held} per type of {ub_plan.event_budget(arch)}"
 
 
 def _compute_dtype(op: OpSpec, call: Call) -> DType:

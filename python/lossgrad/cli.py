@@ -399,6 +399,7 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int
         return
     click.echo(f"twin counters (no timings: the twin is not a performance model), reduction none, {elements} "
                f"elements, {get_soc(soc).name}")
+    click.echo(twin_bench.buffering_note(get_soc(soc).name, list(ops) or None))
     for title, rows in sections.items():
         click.echo(f"\n{title}:  ours | aclnn composition (BroadcastTo/Cast/ReduceSum passes + kernel)")
         click.echo(f"{'op':<24}{'scenario':<32}{'B/elem':>8}{'instr/elem':>11}{'tiles/core':>11} |"
