@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence, TextIO
 
-from .. import codegen, progress
+from .. import codegen
+from ..progress import muted
 from ..dtypes import DType
 from ..dtypes import parse as parse_dtype
 from ..golden import compute_call
@@ -127,7 +128,7 @@ def _bundle_build(group: _Group) -> float:
 
     soc = get_soc(group.socs[0])
     nargs = len(get_op(group.kernels[0][0]).kernel_inputs) + 3
-    with progress.muted():  # verify reports its builds itself
+    with muted():  # verify reports its builds itself
         built = build(group.source, BUNDLE_ENTRY, nargs, soc, label=f"{len(group.kernels)} kernels",
                       precompiled=False)
     return 0.0 if built.cached else built.seconds
@@ -142,7 +143,7 @@ def _register(bundles: Sequence[tuple[Path, list[tuple[str, dict[str, DType]]], 
 def _run_chunk(cases: list[Case], backend: str, bundles: list) -> list[CaseResult]:
     """A worker process's task."""
     _register(bundles)
-    with progress.muted():  # the parent reports progress
+    with muted():  # the parent reports progress
         return [run_case(c, backend) for c in cases]
 
 
@@ -203,7 +204,7 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
             if part is None:
                 return
             try:
-                with progress.muted():
+                with muted():
                     events.put(("results", part, [run_case(todo[i], backend) for i in part]))
             except BaseException as exc:  # noqa: BLE001 - LaunchCancelled on Ctrl-C; the main thread decides
                 events.put(("crash", exc))

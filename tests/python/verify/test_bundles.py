@@ -124,3 +124,22 @@ def test_cancel_builds_kills_a_running_compile_at_once() -> None:
     worker.join(5)
     assert time.monotonic() - t0 < 1.0 and not worker.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], twin_build.BuildCancelled)
+
+
+def test_run_cases_in_threads_reports_progress_from_the_first_line() -> None:
+    """jobs=1 runs cases in a thread of this process (the bundle is test 1's: same kernels, a cache hit)."""
+    from lossgrad.verify.run import run_cases
+
+    mk = lambda op, dts, shape: Case(op=op, soc="Ascend310P3", shapes=(shape, shape, shape), dtypes=dts,
+                                     reduction="none")
+    cases = [mk("mse_loss_backward", ("float32",) * 4, (33,)), mk("mse_loss_backward", ("float32",) * 4, (0, 3)),
+             mk("l1_loss_backward", ("float16", "float32", "float16", "float32"), (5, 7))]
+    seen: list[tuple[int, int, int]] = []
+    notes: list[str] = []
+    try:
+        results = run_cases(cases, jobs=1, progress=lambda *a: seen.append(a), notes=notes.append)
+    finally:
+        twin_runner.clear_bundles()
+    assert [r.passed for r in results] == [True, True, True], [r.error for r in results]
+    assert seen[0] == (0, 3, 0) and seen[-1] == (3, 3, 0)
+    assert notes[0].startswith("building 1 kernel library (2 kernels") and "ready: Ascend310P3" in notes[1]
