@@ -115,11 +115,13 @@ inline uint64_t ReduceMaxTmpElems(uint64_t count, uint32_t lanes, uint32_t perBl
     const uint64_t first = std::max<uint64_t>(1, count / lanes);
     const uint64_t out1 = first * 2;
     if (!calIndex) return RoundUpTo(out1, perBlock);
+    // The doc's RoundUp(a, b) is the number of b-element units (ceil(a / b)): each round keeps (value, index) per
+    // repeat of the previous round's output.
     const uint64_t start2 = RoundUpTo(out1, perBlock);
-    const uint64_t out2 = RoundUpTo(out1, lanes) * 2;
+    const uint64_t out2 = (out1 + lanes - 1) / lanes * 2;
     const uint64_t end2 = RoundUpTo(out2, perBlock);
     if (out2 <= 2) return start2 + end2;
-    const uint64_t out3 = RoundUpTo(out2, lanes) * 2;
+    const uint64_t out3 = (out2 + lanes - 1) / lanes * 2;
     return start2 + end2 + RoundUpTo(out3, perBlock);
 }
 
