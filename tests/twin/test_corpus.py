@@ -154,3 +154,18 @@ def test_rows(arch: int, op: str) -> None:
     else:
         got = y.reshape(rows, cols)
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-5, atol=2e-5, err_msg=f"{op} {arch}")
+
+
+def test_rows_rely_on_auto_sync() -> None:
+    """The corpus reads ReduceSum's result with GetValue and no manual sync: without auto-sync that is a race."""
+    from lossgrad.twin import KernelFault
+    rows, cols, per_core = 8, 64, 8
+    x = np.ones((rows, cols), np.float32)
+    tiling = np.frombuffer(struct.pack("<IIIf", rows, cols, per_core, 1e-5), np.uint8).copy()
+    args = [x, np.ones(cols, np.float32), np.zeros(per_core, np.float32), np.zeros(32, np.uint8), tiling]
+    with pytest.raises(KernelFault, match="races"):
+        run_kernel(CORPUS / "rows.cpp", "corpus_rows", 1, args, soc=SOCS[2201], defines={"DTYPE_X": "float"},
+                   tiling_key=ROWS_KEY["ROW_SUM"], auto_sync=False)
+    run_kernel(CORPUS / "rows.cpp", "corpus_rows", 1, args, soc=SOCS[2201], defines={"DTYPE_X": "float"},
+               tiling_key=ROWS_KEY["ROW_SUM"])
+    assert args[2].tolist() == [64.0] * 8
