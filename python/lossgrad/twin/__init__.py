@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -217,7 +218,8 @@ def _launch(lib: ctypes.CDLL, *args: Any) -> int:
     """twin_launch. On the main thread it runs in a helper thread while the main thread waits in short steps: a
     kernel runs in C, where Python cannot deliver Ctrl-C, so the waiting thread takes the KeyboardInterrupt,
     cancels the launch and re-raises once the kernel has stopped (at its next output tile)."""
-    if threading.current_thread() is not threading.main_thread():
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):  # e.g. verify's workers
         return lib.twin_launch(*args)
     status: list[int] = []
     finished = threading.Event()  # not Thread.join: an interrupted join can report a running thread as stopped
