@@ -5,17 +5,33 @@ float32; transcendental chains and the final rounding to half/bfloat16 set the t
 production kernels do: no manual synchronisation around scalar accesses."""
 from __future__ import annotations
 
+import os
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
+from lossgrad.socs import get_soc
 from lossgrad.twin import run_kernel
+from lossgrad.twin.build import build
 
 from _twin_common import SOCS
 from _twin_expect import BF16, F16, F32
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
+
+@pytest.fixture(scope="module", autouse=True)
+def _prebuilt() -> None:
+    """Compile every (source, arch, DTYPE_X) of the corpus up front in parallel threads (cached afterwards)."""
+    jobs = [("elementwise.cpp", "corpus_elementwise", arch, {"DTYPE_X": d, "DTYPE_Y": d})
+            for arch, dtypes in EW_DTYPES.items() for d in dtypes]
+    jobs += [("rows.cpp", "corpus_rows", arch, {"DTYPE_X": "float"}) for arch in ROWS_ARCHS]
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        for f in [pool.submit(build, CORPUS / src, name, 5, get_soc(SOCS[arch]), (), defines)
+                  for src, name, arch, defines in jobs]:
+            f.result()
+
 
 # ---- elementwise.cpp ---------------------------------------------------------------------------------------------
 EW_OPS = ("RELU LEAKY_RELU SIGMOID SOFTPLUS GELU_TANH HARDSWISH SILU ABS SIGN CLAMP AXPB ELU RSQRT_EPS L1 MSE "
