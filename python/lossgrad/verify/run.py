@@ -238,10 +238,14 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
         for g in groups:
             if not g.kernels:
                 submit(g.cases)
+        workers = _worker_pids(pool)
         while done < total:
             try:
                 event = events.get(timeout=0.1)  # a short wait: the main thread takes Ctrl-C at once
             except queue.Empty:
+                if _worker_pids(pool) != workers:  # Pool replaces a dead worker silently; its task never returns
+                    raise RuntimeError("a verify worker process died (a crash in a twin kernel?); run `lossgrad "
+                                       "verify -j 1` with the same selection to see which case") from None
                 continue
             if event[0] == "built":
                 _, group, seconds, error = event
@@ -277,6 +281,10 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
         pool.close()
         pool.join()
     return [r for r in results if r is not None]
+
+
+def _worker_pids(pool: "mp.pool.Pool | None") -> set[int]:
+    return set() if pool is None else {w.pid for w in pool._pool}  # Pool keeps its live workers in _pool
 
 
 def _stop(pool: "mp.pool.Pool | None") -> None:
