@@ -143,3 +143,25 @@ def test_run_cases_in_threads_reports_progress_from_the_first_line() -> None:
     assert [r.passed for r in results] == [True, True, True], [r.error for r in results]
     assert seen[0] == (0, 3, 0) and seen[-1] == (3, 3, 0)
     assert notes[0].startswith("building 1 kernel library (2 kernels") and "ready: Ascend310P3" in notes[1]
+
+
+def test_a_worker_process_that_dies_fails_the_run_instead_of_hanging(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel that crashes its process (not a KernelFault: a real crash) must not leave verify waiting forever."""
+    import os
+
+    from lossgrad.verify import run as verify_run
+
+    real = verify_run.run_case
+
+    def crash_on_the_empty_case(case: Case, backend: str = "twin"):  # runs in the forked workers
+        if case.shapes[1] == (0, 3):
+            os._exit(139)
+        return real(case, backend)
+
+    monkeypatch.setattr(verify_run, "run_case", crash_on_the_empty_case)
+    mk = lambda shape: Case(op="mse_loss_backward", soc="Ascend310P3", shapes=(shape, shape, shape),
+                            dtypes=("float32",) * 4, reduction="none")
+    cases = [mk((n,)) for n in range(1, 12)] + [mk((0, 3))]
+    with pytest.raises(RuntimeError, match="worker process died"):
+        verify_run.run_cases(cases, jobs=2)
+    twin_runner.clear_bundles()
