@@ -66,3 +66,15 @@ def test_older_data_copy_pad(arch: int) -> None:
     y = _run(arch, 4, x)
     want = np.concatenate([np.concatenate([x[r * 37:(r + 1) * 37], np.ones(3, np.float32)]) for r in range(3)])
     assert np.array_equal(y[:120], want)
+
+
+@pytest.mark.parametrize("arch", [2201, 3510, 2002])
+def test_brcb(arch: int) -> None:
+    x = _data()
+    y = _run(arch, 5, x)
+    assert np.array_equal(y[:128], np.repeat(x[:16], 8)) and not y[128:].any()
+
+
+def test_brcb_overlapping_blocks() -> None:
+    with pytest.raises(KernelFault, match="Brcb: dst blocks overlap"):
+        _run(2201, 6, _data())

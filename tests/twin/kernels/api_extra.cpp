@@ -1,6 +1,7 @@
 // APIs added for production kernels, checked directly (tests/twin/test_api_extra.py), one tiling key each:
 // 0 ReduceMax with index, 1 ReduceMax with a too-small sharedTmpBuffer, 2 Sign without sharedTmpBuffer,
-// 3 a failing ASSERT, 4 the older DataCopyPad forms (DataCopyParams + DataCopyPadParams with a raw pad pattern).
+// 3 a failing ASSERT, 4 the older DataCopyPad forms (DataCopyParams + DataCopyPadParams with a raw pad pattern),
+// 5 Brcb (2 repeats, dstBlkStride 1, dstRepStride 8), 6 Brcb with overlapping dst blocks (dstRepStride 4).
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -40,6 +41,10 @@ extern "C" __global__ __aicore__ void api_extra(GM_ADDR x, GM_ADDR y) {
 #endif
     } else if (TILING_KEY_IS(4)) {
         Adds(out, in, 0.0f, 120);  // reads the padded lanes: they must be defined
+    } else if (TILING_KEY_IS(5) || TILING_KEY_IS(6)) {
+#if __NPU_ARCH__ != 1001
+        Brcb(out, in, 2, BrcbRepeatParams(1, TILING_KEY_IS(5) ? 8 : 4));
+#endif
     }
     outQ.EnQue(out);
     out = outQ.DeQue<float>();

@@ -18,4 +18,5 @@
 #include "twin/vec_cmpsel.h"
 #include "twin/vec_reduce.h"
 #include "twin/adv_sign.h"
+#include "twin/vec_brcb.h"
 #include "twin/utils.h"

@@ -1,0 +1,78 @@
+// Brcb (基础API/数据填充/Brcb): each repeat reads 8 consecutive src elements and fills one 32-byte dst block with each
+// (block j of repeat r at dst block r * dstRepStride + j * dstBlkStride). Not on NpuArch 1001; dtypes per the doc.
+// Checked: dstBlkStride 0 (undefined on the device), src/dst overlap (forbidden), dst blocks written twice by one
+// call (the write order is not documented), repeatTime 0 (a NOP on 2201/2002, a fault on 3510 like every count 0).
+#pragma once
+
+#include "vec_common.h"
+
+namespace AscendC {
+
+struct BrcbRepeatParams {
+    BrcbRepeatParams() {}
+    BrcbRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)
+        : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn) {}
+    uint32_t blockNumber = 8;
+    uint16_t dstRepStride = 8;
+    uint16_t dstBlkStride = 1;
+    uint8_t src0BlkStride = 1;
+    uint8_t src1BlkStride = 1;
+    uint8_t src0RepStride = 8;
+    uint8_t src1RepStride = 8;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+}  // namespace AscendC
+
+namespace twin {
+template <typename T> constexpr bool kBrcbOk =
+    kArch == 3510 ? kOneOf<T, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t,
+                           uint64_t>
+    : kArch == 2201 ? kOneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>
+    : kArch == 2002 ? kOneOf<T, int16_t, uint16_t, half, int32_t, uint32_t, float>
+                    : false;
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTime,
+                 const BrcbRepeatParams& repeatParams) {
+    static_assert(twin::kBrcbOk<T>, "Brcb: element type not supported on this NpuArch (Brcb.md; none on 1001)");
+    const char* api = "Brcb";
+    twin::RequireCount(api, repeatTime);
+    if (repeatTime == 0) return;
+    if (repeatParams.dstBlkStride == 0) twin::Fault(api, "dstBlkStride 0 is undefined behaviour (Brcb.md)");
+    constexpr uint32_t perBlock = twin::kBlock / sizeof(T);
+    const uint64_t srcBytes = static_cast<uint64_t>(repeatTime) * 8 * sizeof(T);
+    std::vector<uint64_t> blocks;
+    for (uint32_t r = 0; r < repeatTime; ++r)
+        for (uint32_t j = 0; j < 8; ++j)
+            blocks.push_back(static_cast<uint64_t>(r) * repeatParams.dstRepStride +
+                             static_cast<uint64_t>(j) * repeatParams.dstBlkStride);
+    const uint64_t dstBytes = (*std::max_element(blocks.begin(), blocks.end()) + 1) * twin::kBlock;
+    const twin::TensorRef& d = dst.TwinRef();
+    const twin::TensorRef& s = src.TwinRef();
+    twin::RequireOperand(api, "dst", d, dstBytes);
+    twin::RequireOperand(api, "src", s, srcBytes);
+    twin::RequireDisjoint(api, "src", s.addr, srcBytes, "dst", d.addr, dstBytes);
+    std::vector<uint64_t> sorted(blocks);
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        twin::Fault(api, "dst blocks overlap (dstBlkStride %u, dstRepStride %u): one call writes a block twice",
+                    repeatParams.dstBlkStride, repeatParams.dstRepStride);
+    twin::UbRead(api, "src", twin::P_V, s.addr, static_cast<uint32_t>(srcBytes));
+    std::vector<T> in(static_cast<size_t>(repeatTime) * 8);
+    std::memcpy(static_cast<void*>(in.data()), twin::UbPtr<T>(s.addr), srcBytes);
+    for (size_t k = 0; k < blocks.size(); ++k) {
+        const uint32_t a = d.addr + static_cast<uint32_t>(blocks[k] * twin::kBlock);
+        twin::UbWrite(api, twin::P_V, a, twin::kBlock);
+        T* out = twin::UbPtr<T>(a);
+        for (uint32_t e = 0; e < perBlock; ++e) out[e] = in[k];
+    }
+    twin::NextOp(twin::P_V);
+    twin::CountApi(api, repeatTime, static_cast<uint64_t>(repeatTime) * 8 * perBlock);
+}
+
+}  // namespace AscendC
