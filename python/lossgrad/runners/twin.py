@@ -46,10 +46,6 @@ def run_twin(call: Call, auto_sync: bool | None = None) -> TwinRun:
     if auto_sync is None:
         auto_sync = default_auto_sync()
     args = prepare(call)
-    elements = int(np.prod(call.iter_shape))
-    if elements >= LONG_RUN_ELEMENTS:
-        progress.notice(f"running {codegen.bundle_label(call.op, args.dtypes)} on {call.soc.name}, {elements:,} "
-                        "elements...")
     bundled = _bundles.get((call.op.name, call.soc.name, tuple(args.dtypes[r] for r in codegen.ROLES)))
     if bundled is not None:
         source, index = bundled
@@ -59,6 +55,10 @@ def run_twin(call: Call, auto_sync: bool | None = None) -> TwinRun:
         name, tiling_key = call.op.entry_name, args.tiling.tiling_key
         # Built here first only to name the kernel in the progress notice; run_kernel's build is then a cache hit.
         build(source, name, len(call.op.kernel_inputs) + 3, call.soc, label=codegen.bundle_label(call.op, args.dtypes))
+    elements = int(np.prod(call.iter_shape))
+    if elements >= LONG_RUN_ELEMENTS:  # after the compile's own notice
+        progress.notice(f"running {codegen.bundle_label(call.op, args.dtypes)} on {call.soc.name}, {elements:,} "
+                        "elements...")
     out = np.empty(call.out_shape, dtype=call.out_dtype.np_dtype)
     out.reshape(-1).view(np.uint8)[:] = UNWRITTEN
     gm = args.ordered(call) + [out, np.zeros(0, np.uint8), args.tiling.data]

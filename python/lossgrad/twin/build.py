@@ -220,7 +220,7 @@ def _precompiled(macro: Mapping[str, str], what: str) -> Path | None:
             flags = [f for f in CXXFLAGS if f != "-shared"]
             cmd = [CXX, *flags, "-x", "c++-header", f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}",
                    *[f"-D{k}={v}" for k, v in macro.items()], "-o", str(tmp), str(d / PCH_NAME)]
-            if _run_compiler(cmd, f"{what} (twin headers)")[0] != 0:
+            if _run_compiler(cmd, what)[0] != 0:
                 return None
             os.replace(tmp, gch)
         finally:
@@ -281,7 +281,7 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
         try:
             if lib.exists():
                 return BuiltKernel(lib, True, time.perf_counter() - t0)
-            pch = _precompiled(macro, what) if precompiled else None
+            pch = _precompiled(macro, f"the twin headers for {soc.name}") if precompiled else None
             with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
                 shim = Path(tmp) / "shim.cpp"
                 shim.write_text(_shim(src, kernel_name, nargs, pch))
