@@ -165,3 +165,21 @@ def test_a_worker_process_that_dies_fails_the_run_instead_of_hanging(monkeypatch
     with pytest.raises(RuntimeError, match="worker process died"):
         verify_run.run_cases(cases, jobs=2)
     twin_runner.clear_bundles()
+
+
+def test_a_big_twin_run_is_announced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lossgrad bench` runs 16M-element kernels for minutes: each run says so (threshold lowered here)."""
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.delenv(progress.ENV, raising=False)
+    monkeypatch.setattr(twin_runner, "LONG_RUN_ELEMENTS", 185)
+    x = np.ones((5, 37), np.float32)
+    progress.enable(True)
+    try:
+        twin_runner.run_twin(validate("mse_loss_backward", x, x, x, "none", soc="310P"))  # 185 elements
+        twin_runner.run_twin(validate("mse_loss_backward", x[:4], x[:4], x[:4], "none", soc="310P"))  # 148
+    finally:
+        progress.enable(False)
+    assert err.getvalue().splitlines()[-1] == ("lossgrad: running mse_loss_backward float32/float32/float32>float32 "
+                                               "on Ascend310P3, 185 elements...")
+    assert err.getvalue().count("running") == 1
