@@ -76,14 +76,11 @@ def test_a_slow_compile_is_announced_and_a_fast_one_is_not(monkeypatch: pytest.M
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     monkeypatch.delenv(progress.ENV, raising=False)
-    progress.enable(True)
-    try:
-        assert twin_build._run_compiler(["true"], "fast kernel")[0] == 0
-        assert twin_build._run_compiler(["sleep", str(twin_build.NOTICE_AFTER_S + 0.3)], "slow kernel")[0] == 0
-        with progress.muted():
-            twin_build._run_compiler(["sleep", str(twin_build.NOTICE_AFTER_S + 0.3)], "muted kernel")
-    finally:
-        progress.enable(False)
+    monkeypatch.setattr(progress, "_forced", True)  # as the command line sets it
+    assert twin_build._run_compiler(["true"], "fast kernel")[0] == 0
+    assert twin_build._run_compiler(["sleep", str(twin_build.NOTICE_AFTER_S + 0.3)], "slow kernel")[0] == 0
+    with progress.muted():
+        twin_build._run_compiler(["sleep", str(twin_build.NOTICE_AFTER_S + 0.3)], "muted kernel")
     assert err.getvalue() == "lossgrad: compiling slow kernel...\n"
 
 
@@ -174,12 +171,9 @@ def test_a_big_twin_run_is_announced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(progress.ENV, raising=False)
     monkeypatch.setattr(twin_runner, "LONG_RUN_ELEMENTS", 185)
     x = np.ones((5, 37), np.float32)
-    progress.enable(True)
-    try:
-        twin_runner.run_twin(validate("mse_loss_backward", x, x, x, "none", soc="310P"))  # 185 elements
-        twin_runner.run_twin(validate("mse_loss_backward", x[:4], x[:4], x[:4], "none", soc="310P"))  # 148
-    finally:
-        progress.enable(False)
+    monkeypatch.setattr(progress, "_forced", True)
+    twin_runner.run_twin(validate("mse_loss_backward", x, x, x, "none", soc="310P"))  # 185 elements
+    twin_runner.run_twin(validate("mse_loss_backward", x[:4], x[:4], x[:4], "none", soc="310P"))  # 148
     assert err.getvalue().splitlines()[-1] == ("lossgrad: running mse_loss_backward float32/float32/float32>float32 "
                                                "on Ascend310P3, 185 elements...")
     assert err.getvalue().count("running") == 1
