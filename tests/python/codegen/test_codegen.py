@@ -86,7 +86,7 @@ def test_concurrent_writers_of_one_file_never_collide(tmp_path: Path) -> None:
 def test_tiling_keys_are_the_keys_the_kernel_branches_on() -> None:
     import re
     for op in OPS:
-        branched = {int(k) for k in re.findall(r"TILING_KEY_IS\(\s*(\d+)\s*\)", codegen.render_kernel(op))}
+        branched = {int(k) for k in re.findall(r"LOSSGRAD_KEY_IS\(\s*(\d+)\s*\)", codegen.render_kernel(op))}
         assert set(codegen.tiling_keys(op)) == branched, op
 
 
