@@ -20,6 +20,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .dtypes import DType
+from .golden import aclnn_kernel_dtype
 from .registry import OPS, OpSpec, OutputShape, Promotion
 from .runners.twin import run_twin
 from .socs import DEFAULT_SOC, get_soc
@@ -101,21 +102,11 @@ def buffering_note(soc: str, ops: list[str] | None = None) -> str:
     return f"buffers: {buffering}; event IDs held <= {held} per type of {ub_plan.event_budget(arch)}"
 
 
-def _compute_dtype(op: OpSpec, call: Call) -> DType:
-    """The dtype aclnn's op_api casts the inputs to (registry aclnn_compute)."""
-    g, s, t = call.in_dtypes
-    if op.aclnn_compute == "promoted":
-        return call.promoted
-    if op.aclnn_compute == "float32_unless_all_float16":
-        return DType.FLOAT16 if g == s == t == DType.FLOAT16 else DType.FLOAT32
-    return s
-
-
 def aclnn_composition(call: Call) -> Counters:
     op = call.op
     full = tuple(call.iter_shape)
     nfull = math.prod(full)
-    cdt = _compute_dtype(op, call)
+    cdt = aclnn_kernel_dtype(call)  # the dtype aclnn's op_api casts the inputs to
     arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
     traffic, repeats, passes = 0, 0, []
     materialised: dict[str, np.ndarray] = {}
