@@ -272,13 +272,7 @@ public:
             twin::Slot& s = twin::Core().slots[id];
             if (s.state == twin::SlotState::ENQUEUED)
                 twin::Fault(api, "a buffer of the queue is still enqueued: DeQue it first");
-            if (s.freeEvtId >= 0) {
-                const AscendC::HardEvent e = static_cast<AscendC::HardEvent>(s.freeEvt);
-                twin::WaitFlagImpl(e, s.freeEvtId, api);
-                twin::ReleaseEventIdImpl(e, s.freeEvtId);
-                s.freeEvtId = -1;
-                s.freeEvt = -1;
-            }
+            ReturnFreeEvent(s, api);
         }
     }
 
@@ -305,6 +299,17 @@ private:
         twin::Knowledge know;
     };
 
+    // The wait for the free event a buffer holds since its FreeTensor, whose ID then returns to the pool
+    // (AllocBuffer and FreeAllEvent in kernel_tquebind_impl.h).
+    static void ReturnFreeEvent(twin::Slot& s, const char* api) {
+        if (s.freeEvtId < 0) return;
+        const AscendC::HardEvent e = static_cast<AscendC::HardEvent>(s.freeEvt);
+        twin::WaitFlagImpl(e, s.freeEvtId, api);
+        twin::ReleaseEventIdImpl(e, s.freeEvtId);
+        s.freeEvtId = -1;
+        s.freeEvt = -1;
+    }
+
     // AllocBuffer: starting at the rotating cursor, the next FREE buffer (0, 1, 0, 1, ... for two buffers, not the
     // first free one); then the wait for its reserved free event, whose ID returns to the pool.
     template <typename T> LocalTensor<T> Alloc(const char* api) {
@@ -319,13 +324,7 @@ private:
             int producer, consumer;
             twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
             twin::Acquire(producer, s.freeRecord);
-            if (s.freeEvtId >= 0) {
-                const AscendC::HardEvent e = static_cast<AscendC::HardEvent>(s.freeEvt);
-                twin::WaitFlagImpl(e, s.freeEvtId, api);
-                twin::ReleaseEventIdImpl(e, s.freeEvtId);
-                s.freeEvtId = -1;
-                s.freeEvt = -1;
-            }
+            ReturnFreeEvent(s, api);
             s.state = twin::SlotState::ALLOCATED;
             twin::PoisonUb(s.addr, s.len);
             return LocalTensor<T>::TwinMake({s.addr, s.len, id, s.epoch, s.pos});
