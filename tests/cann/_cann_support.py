@@ -108,3 +108,35 @@ def fake_legacy_toolkit(root: Path, soc_lists: dict[str, list[str]] | None,
         lines.append('if(NOT DEFINED SOC_VERSION)\n    message(FATAL_ERROR "SOC_VERSION value not set.")\nendif()')
         (d / "legacy_modules" / "host_config.cmake").write_text("\n".join(lines) + "\n")
     return root
+
+
+# The CPU-debug install of the asc-tools run package (scripts/package/module/ascend/TIKCppSim.xml, cpudebug/
+# CMakeLists.txt): tools/cpudebug/lib64/<product>/libcpudebug.so, one product directory per architecture, the per-SoC
+# soft links the package creates for it (and no others), and tools/tikicpulib -> tools/cpudebug,
+# tools/cpudebug/lib -> lib64, tools/cpudebug/lib64/cmake -> ../cmake.
+CPUDEBUG_PRODUCT_LINKS: dict[str, tuple[str, ...]] = {
+    "Ascend910A": ("Ascend910B", "Ascend910PremiumA", "Ascend910ProA", "Ascend910ProB"),
+    "Ascend310P1": ("Ascend310P3",),
+    "Ascend910B1": ("Ascend910B2", "Ascend910B2C", "Ascend910B3", "Ascend910B4", "Ascend910_9391", "Ascend910_9392",
+                    "Ascend910_9381", "Ascend910_9382", "Ascend910_9372", "Ascend910_9361"),
+    "Ascend310B1": ("Ascend310B2", "Ascend310B3", "Ascend310B4"),
+    "Ascend950PR_9599": (),
+}
+
+
+def standin_cpudebug_install(root: Path, libraries: dict[str, Path]) -> Path:
+    """A toolkit root holding the CPU-debug layout above; libraries maps a product directory to the libcpudebug.so
+    to install there (a product without one gets an empty directory, as on a toolkit without that chip)."""
+    lib64 = root / "tools" / "cpudebug" / "lib64"
+    for product, links in CPUDEBUG_PRODUCT_LINKS.items():
+        (lib64 / product).mkdir(parents=True, exist_ok=True)
+        if product in libraries:
+            shutil.copyfile(libraries[product], lib64 / product / "libcpudebug.so")
+            (lib64 / product / "libtikcpp_debug.so").symlink_to("libcpudebug.so")
+        for alias in links:
+            (lib64 / alias).symlink_to(product)
+    (root / "tools" / "cpudebug" / "cmake").mkdir(exist_ok=True)
+    (root / "tools" / "cpudebug" / "lib").symlink_to("lib64")
+    (lib64 / "cmake").symlink_to("../cmake")
+    (root / "tools" / "tikicpulib").symlink_to("cpudebug")
+    return root

@@ -103,6 +103,13 @@ def test_package_presets_carry_the_compute_unit(tmp_path: Path, no_cann: None, f
 def test_launch_legacy_dry_run(tmp_path: Path, no_cann: None, family: str, mode: str) -> None:
     soc = get_soc(FAMILY_SOCS[family])
     args = ["--soc", soc.name, "--ops", "all", "--flow", "launch-legacy", "--run-mode", mode]
+    if mode == "sim" and family == "950":
+        # ascendc_library() would link tools/simulator/<SoC>/lib; CANN keeps 950's simulator under dav_3510.
+        result = CliRunner().invoke(build, ["--out", str(tmp_path / "o"), "--dry-run", *args])
+        assert result.exit_code != 0
+        assert "tools/simulator/dav_3510" in result.output and "--flow launch-asc --run-mode sim" in result.output
+        assert "npusim record" in result.output
+        return
     output, out = _dry_run(tmp_path, *args)
     # Without a toolkit nothing is refused: the toolkit's own SoC list decides when CMake configures.
     assert ("legacy_modules/host_config.cmake" in output) is (mode != "cpu")
@@ -122,6 +129,18 @@ def test_launch_legacy_dry_run(tmp_path: Path, no_cann: None, family: str, mode:
             names = [f for f in files if f"/launch/{op.entry_name}_{tag}" in f and f.endswith("_acl_main.cpp")]
             assert names, (op.name, dtype)
     assert "ASCEND_CUSTOM_OPP_PATH" not in _run_env(output)
+    runners = output.split("host runners: ", 1)[1].split("\n", 1)[0]
+    assert runners == str(out / f"install-{mode}" / "bin" / f"<variant>{'_cpu' if mode == 'cpu' else '_run'}")
+    if mode == "cpu":
+        # The installed CPU runner carries the RPATH of its architecture's one libcpudebug.so directory
+        # (asc-tools cpudebug/CMakeLists.txt), and the run environment names the same directory.
+        from lossgrad.cann.targets import CPU_DEBUG_PRODUCT_DIRS
+        product = CPU_DEBUG_PRODUCT_DIRS[soc.arch.npu_arch]
+        plan = project.plan_build("launch-legacy", soc.name, [OPS["mse_loss_backward"]], out=out, run_mode=mode)
+        cmake = next(f.content for f in plan.files if f.relpath == "project/CMakeLists.txt") or ""
+        assert "INSTALL_RPATH_USE_LINK_PATH TRUE" in cmake
+        assert f"${{ASCEND_CANN_PACKAGE_PATH}}/tools/tikicpulib/lib/{product}\")" in cmake
+        assert f"/tools/tikicpulib/lib/{product}:" in _run_env(output)["LD_LIBRARY_PATH"]
 
 
 def test_launch_legacy_reads_the_toolkits_soc_list(tmp_path: Path) -> None:
@@ -161,9 +180,11 @@ def test_launch_legacy_reads_the_toolkits_soc_list(tmp_path: Path) -> None:
 def test_launch_asc_dry_run(tmp_path: Path, no_cann: None, family: str, mode: str) -> None:
     soc = get_soc(FAMILY_SOCS[family])
     args = ["--soc", soc.name, "--ops", "mse_loss_backward", "--flow", "launch-asc", "--run-mode", mode]
-    if mode == "cpu" and soc.arch.npu_arch == 1001:
+    if mode in ("cpu", "sim") and soc.arch.npu_arch == 1001:
+        # CMakeASCInformation.cmake stops with FATAL_ERROR for dav-1001 in both modes (2201/2002/3510 only).
         result = CliRunner().invoke(build, ["--out", str(tmp_path / "o"), "--dry-run", *args])
-        assert result.exit_code != 0 and "launch-legacy" in result.output  # CPU mode takes 2201/2002/3510 only
+        assert result.exit_code != 0 and "--flow launch-legacy" in result.output
+        assert f"CMAKE_ASC_RUN_MODE={mode} does not support dav-1001" in result.output
         return
     output, out = _dry_run(tmp_path, *args)
     configure = _commands(output)[0]
@@ -172,7 +193,13 @@ def test_launch_asc_dry_run(tmp_path: Path, no_cann: None, family: str, mode: st
     assert "SOC_VERSION" not in configure
     plan = project.plan_build("launch-asc", soc.name, [OPS["mse_loss_backward"]], out=out, run_mode=mode)
     cmake = next(f.content for f in plan.files if f.relpath == "project/CMakeLists.txt") or ""
-    assert f"--npu-arch={soc.arch.npu_arch_flag}" in cmake and "find_package(ASC" in cmake
+    assert "find_package(ASC" in cmake
+    # CANN's ASC language adds --npu-arch=${CMAKE_ASC_ARCHITECTURES} itself: the template must not repeat it.
+    assert "--npu-arch=" not in cmake and "--npu-arch" not in configure
+    # The template builds <variant>_run in every mode (CPU included), and the plan announces exactly that.
+    assert "add_executable(${v}_run " in cmake and "${v}_cpu" not in cmake
+    assert output.split("host runners: ", 1)[1].split("\n", 1)[0] == str(out / f"install-{mode}" / "bin" /
+                                                                         "<variant>_run")
 
 
 def test_bare_ascend910b_is_the_first_generation_910(tmp_path: Path, no_cann: None) -> None:

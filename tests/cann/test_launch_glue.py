@@ -27,8 +27,8 @@ from lossgrad.socs import get_soc
 from lossgrad.twin import KernelFault, run_kernel
 from lossgrad.validation import validate
 
-from _cann_support import (DEVKIT_STANDIN, FAKE_CANN, HERE, compile_cxx, fake_legacy_toolkit,
-                           fake_render_kernel_sources, needs_cxx)
+from _cann_support import (CXX, CXXFLAGS, DEVKIT_STANDIN, FAKE_CANN, HERE, compile_cxx, fake_legacy_toolkit,
+                           fake_render_kernel_sources, needs_cxx, standin_cpudebug_install)
 
 twin_build = importlib.import_module("lossgrad.twin.build")  # the module (lossgrad.twin re-exports a function `build`)
 
@@ -254,6 +254,54 @@ def test_runner_rejects_bad_arguments(tmp_path: Path, cpu_runner_exe: tuple[Path
         runner._check_output(tiling, 3, "stand-in")
 
 
+def _cxx(args: list[str]) -> None:
+    assert CXX is not None
+    proc = subprocess.run([CXX, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(args)}\n{proc.stderr}"
+
+
+def test_cpu_debug_library_loads_for_every_soc(tmp_path: Path) -> None:
+    """The CPU runner, linked to libcpudebug.so without an RPATH (as installed), loads the library through the run
+    environment for every SoC, from its architecture's one product directory in the asc-tools layout
+    (_cann_support.standin_cpudebug_install; 950PR_9579, 9589, 950DT_9582, 910B4-1 and 910_9362 have no per-SoC
+    directory there)."""
+    from lossgrad.cann import envs
+    from lossgrad.cann.targets import CPU_DEBUG_PRODUCT_DIRS
+    from lossgrad.socs import SOCS
+
+    libs = {}
+    for product in sorted(set(CPU_DEBUG_PRODUCT_DIRS.values())):
+        libs[product] = tmp_path / "libs" / product / "libcpudebug.so"
+        libs[product].parent.mkdir(parents=True)
+        _cxx([*CXXFLAGS, "-shared", "-fPIC", f"-I{FAKE_CANN}", f'-DFAKE_CPUDEBUG_PRODUCT="{product}"',
+              "-DFAKE_TIKICPULIB_IMPL", "-o", str(libs[product]), str(HERE / "cxx" / "fake_tikicpulib_impl.cpp")])
+    root = standin_cpudebug_install(tmp_path / "cann", libs)
+    op = OPS["mse_loss_backward"]
+    variant = Variant(op, (DType.FLOAT32,) * 4, 0)
+    plan = project.plan_build("launch-legacy", "Ascend910B1", [op], out=tmp_path / "out", run_mode="cpu",
+                              variants=[variant])
+    project.write_files(plan)
+    launch = plan.project_dir / "launch"
+    exe = tmp_path / "runner_cpu"
+    _cxx([*CXXFLAGS, "-DFAKE_TIKICPULIB_IMPL", f"-I{FAKE_CANN}", f"-I{launch}",
+          f"-I{plan.project_dir / 'op_kernel'}", str(launch / f"{variant.name}_cpu_main.cpp"), str(launch / f"{variant.name}.cpp"), "-o", str(exe),
+          f"-L{libs['Ascend910B1'].parent}", "-lcpudebug"])
+    job = _job(variant, total=6)
+    tiling, inputs, output = runner._write_inputs(tmp_path, job)
+    args = [str(exe), *runner._runner_args(job, tiling, inputs, output)]
+    bare = subprocess.run(args, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert bare.returncode != 0 and "libcpudebug.so" in bare.stderr  # no RPATH: the environment must find it
+    assert not (root / "tools" / "tikicpulib" / "lib" / "Ascend950PR_9579").exists()
+    for soc in SOCS.values():
+        target = BuildTarget(soc)
+        env = envs.run_environment("cpu", target, root, "x86_64", base={"PATH": "/usr/bin:/bin"})
+        output.unlink(missing_ok=True)
+        proc = subprocess.run(args, capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, f"{soc.name}: {proc.stderr}"
+        assert runner.RUN_OK in proc.stdout
+        assert f"cpudebug product: {CPU_DEBUG_PRODUCT_DIRS[soc.arch.npu_arch]}\n" in proc.stderr, soc.name
+
+
 def test_choose_flow(tmp_path: Path) -> None:
     """sim/npu take the legacy flow where the toolkit has ascendc.cmake and its host_config.cmake lists the SoC (read
     from the toolkit: newer ones list the 950), else the ASC flow; CPU debug is always the legacy (tikicpulib) build."""
@@ -316,3 +364,80 @@ def test_launch_variant_runs_on_the_twin(tmp_path: Path, real_kernels: None, fam
     assert got.tobytes() == expected.tobytes()
     with pytest.raises(KernelFault, match="past the end"):
         launch(bytes(job.tiling.data)[:-4])
+
+
+def test_simulator_route_and_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulator builds follow CANN's layout: the documented camodel build (CMAKE_ASC_RUN_MODE=sim, linking
+    tools/simulator/dav_<arch>/lib) where that directory exists, never the legacy per-SoC link for 950; 950 runs its
+    board build under npusim (or cannsim, the older name) when one is on PATH, else the dav_3510 camodel, else it is
+    unavailable with both named."""
+    from lossgrad.cann.detect import CannInstall
+    from lossgrad.errors import BackendUnavailable
+
+    monkeypatch.delenv(runner.FLOW_VAR, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    root = tmp_path / "cann"
+    fake_legacy_toolkit(root, {"ascend910b": ["ascend910b1"], "ascend950": ["ascend950pr_9579"]})
+    cann = CannInstall(root=root, host_arch="x86_64", version=None, version_source=None)
+    a2, a5, a1 = (BuildTarget.of(s) for s in ("Ascend910B1", "Ascend950PR_9579", "Ascend910A"))
+    assert runner.choose_flow(cann, a2, "sim") == "launch-legacy"  # no dav_2201 simulator in this toolkit
+    assert runner.choose_flow(cann, a5, "sim") == "launch-asc"    # listed, but the legacy sim link is per-SoC
+    assert runner.choose_flow(cann, a5, "npu") == "launch-legacy"
+    (root / "tools" / "simulator" / "dav_2201" / "lib").mkdir(parents=True)
+    assert runner.choose_flow(cann, a2, "sim") == "launch-asc"
+    assert runner.simulator_route(cann, a2) == "camodel" and runner.simulator_route(cann, a1) == "camodel"
+    with pytest.raises(BackendUnavailable, match=r"npusim \(or cannsim.*tools/simulator/dav_3510/lib"):
+        runner.simulator_route(cann, a5)
+    dav = root / "tools" / "simulator" / "dav_3510" / "lib"
+    dav.mkdir(parents=True)
+    (dav / "libruntime_camodel.so").write_bytes(b"")
+    assert runner.simulator_route(cann, a5) == "camodel" and a5.camodel_lib_dir(root, "x86_64") == dav
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "cannsim").write_text("#!/bin/sh\nexit 0\n")
+    (bindir / "cannsim").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    assert runner.npusim_executable() == str(bindir / "cannsim")
+    assert runner.simulator_route(cann, a5) == "npusim" and runner.simulator_route(cann, a2) == "camodel"
+    with pytest.raises(project.PlanError, match="dav_3510"):
+        project.plan_build("launch-legacy", a5.soc, [OPS["l1_loss_backward"]], out=tmp_path / "o", run_mode="sim",
+                           cann=cann)
+
+
+def test_npusim_runs_the_board_runner(tmp_path: Path, cpu_runner_exe: tuple[Path, Variant],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 950 simulator path: `npusim record <runner> -s Ascend950 -o DIR -u "<arguments>"` (ops-nn
+    docs/zh/debug/npu_sim.md), with the program's output in npusim_*/npusim.log. A stand-in npusim that does what
+    the doc describes runs the stand-in runner; success needs LOSSGRAD_RUN_OK in that log and a stored output."""
+    from lossgrad.cann.detect import CannInstall
+
+    exe, variant = cpu_runner_exe
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "npusim"
+    # record APP -s SOC -o OUT -u ARGS: run APP with ARGS, its output into OUT/npusim_<ts>_<app>/npusim.log.
+    script.write_text('#!/bin/sh\n[ "$1" = record ] || exit 9\napp=$2; shift 2\nwhile [ $# -gt 0 ]; do\n'
+                      '  case $1 in -s) soc=$2;; -o) out=$2;; -u) args=$2;; esac; shift 2\ndone\n'
+                      '[ "$soc" = Ascend950 ] || exit 8\nd="$out/npusim_0_$(basename $app)"; mkdir -p "$d"\n'
+                      'eval "$app $args" > "$d/npusim.log" 2>&1\nexit 0\n')
+    # (whether npusim passes the program's exit code on is not documented: the stand-in does not)
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    cann = CannInstall(root=tmp_path / "cann", host_arch="x86_64", version=None, version_source=None)
+    target = BuildTarget.of("Ascend950PR_9579")
+    built = runner.BuiltVariant(variant, "launch-asc", "npu", tmp_path, exe, tmp_path / "lib" / "libk.so", "k")
+    job = _job(variant, total=6)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    files = runner._write_inputs(run_dir, job)
+    runner._run_under_npusim(cann, target, built, job, run_dir, files, "stand-in", 60)
+    data = runner._check_output(files[2], job.out_bytes, "stand-in")
+    a, b, c = job.inputs
+    np.testing.assert_array_equal(np.frombuffer(data, np.float32).reshape(2, 3), a + 2 * b + 3 * c)
+    job0 = _job(variant, total=6)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    files = runner._write_inputs(bad, job0)
+    with pytest.raises(runner.CannRunError, match="did not report success"):
+        runner._run_under_npusim(cann, target, built, job0, bad, (files[0], files[1][:2] + [bad / "no.bin"],
+                                                                    files[2]), "stand-in", 60)

@@ -97,19 +97,22 @@ def test_run_environments(tmp_path: Path) -> None:
     target = BuildTarget.of("Ascend910B1")
     base = {"LD_LIBRARY_PATH": "/usr/lib/x", "ASCEND_CUSTOM_OPP_PATH": "/stale", "ASCEND_OPP_PATH": "/cann/opp"}
     cpu = envs.run_environment("cpu", target, tmp_path, "x86_64", base=base, existing_only=False)
-    assert "ASCEND_CUSTOM_OPP_PATH" not in cpu and "ASCEND_OPP_PATH" not in cpu
-    assert f"{tmp_path}/tools/tikicpulib/lib/{target.cpu_debug_series}" in cpu["LD_LIBRARY_PATH"]
+    # A stale custom package never leaks into a run; CANN's own ASCEND_OPP_PATH is the aclnn executor's fallback for
+    # scene.info, the built-in kernels and vendors/config.ini (opbase indv_collector.cpp) and is kept.
+    assert "ASCEND_CUSTOM_OPP_PATH" not in cpu and cpu["ASCEND_OPP_PATH"] == "/cann/opp"
+    assert f"{tmp_path}/tools/tikicpulib/lib/Ascend910B1" in cpu["LD_LIBRARY_PATH"].split(":")
     assert cpu["LD_LIBRARY_PATH"].endswith("/usr/lib/x")
     sim = envs.run_environment("sim", target, tmp_path, "x86_64", base=base, existing_only=False,
                                run_dir=tmp_path / "run")
     parts = sim["LD_LIBRARY_PATH"].split(":")
-    assert parts[0] == f"{tmp_path}/x86_64-linux/simulator/dav_2201/lib"
-    assert parts[1] == f"{tmp_path}/tools/simulator/Ascend910B1/lib"
+    assert parts[:3] == [f"{tmp_path}/tools/simulator/dav_2201/lib", f"{tmp_path}/x86_64-linux/simulator/dav_2201/lib",
+                         f"{tmp_path}/tools/simulator/Ascend910B1/lib"]
     assert sim["CAMODEL_LOG_PATH"] == str(tmp_path / "run" / "sim_log")
     npu = envs.run_environment("npu", target, tmp_path, "x86_64", base=base, existing_only=False,
                                first_lib_dirs=[tmp_path / "k"], custom_opp=tmp_path / "opp" / "vendors" / "v")
     assert npu["LD_LIBRARY_PATH"].split(":")[:2] == [str(tmp_path / "k"), f"{tmp_path}/lib64"]
     assert npu["ASCEND_CUSTOM_OPP_PATH"] == str(tmp_path / "opp" / "vendors" / "v")
+    assert npu["ASCEND_OPP_PATH"] == "/cann/opp"
     existing = envs.run_environment("npu", target, tmp_path, "x86_64", base={}, existing_only=True)
     assert existing["LD_LIBRARY_PATH"] == ""  # nothing under an empty root
     from lossgrad.cann.project import Step, step_environment

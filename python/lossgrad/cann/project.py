@@ -111,7 +111,7 @@ class BuildPlan:
                  f"  flow: {self.flow}" + (f", run mode: {self.run_mode}" if self.run_mode else ""),
                  f"  soc: {t.soc_version} (product line {t.soc.line}, compute unit {t.compute_unit}, "
                  f"--npu-arch {t.npu_arch_flag}, --cce-aicore-arch {t.cce_aicore_arch}, "
-                 f"CPU-debug series {t.cpu_debug_series})",
+                 f"CPU-debug library directory {t.cpu_debug_product_dir})",
                  f"  ops: {', '.join(op.custom_op_type for op in self.ops)}",
                  f"  CANN: {self.cann_root}",
                  f"  output directory: {self.out}", "", "files:"]
@@ -246,6 +246,15 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
     if not legacy and plan.run_mode == "cpu" and not t.asc_cpu_supported:
         raise PlanError(f"{t.soc_version}: CMAKE_ASC_RUN_MODE=cpu does not support {t.npu_arch_flag}; use "
                         "--flow launch-legacy for CPU-debug builds of this SoC")
+    if not legacy and plan.run_mode == "sim" and not t.asc_sim_supported:
+        raise PlanError(f"{t.soc_version}: CMAKE_ASC_RUN_MODE=sim does not support {t.npu_arch_flag} (CANN's CMake "
+                        "stops with 'Unsupported ASC architecture for simulator'); use --flow launch-legacy "
+                        "--run-mode sim")
+    if legacy and plan.run_mode == "sim" and t.npusim_supported:
+        raise PlanError(f"{t.soc_version}: the legacy flow's simulator build links tools/simulator/{t.soc_version}/lib, "
+                        f"but CANN keeps the {t.npu_arch_flag} simulator under tools/simulator/dav_{t.npu_arch}; use "
+                        "--flow launch-asc --run-mode sim (camodel), or --run-mode npu and run the board runner under "
+                        "`npusim record` (cannsim in older toolkits)")
     plan.variants = list(variants) if variants is not None else \
         kernel_sources.variants_for(plan.ops, t.soc, dtypes)
     if not plan.variants:
@@ -257,6 +266,7 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
     plan.files.append(PlannedFile("project/CMakeLists.txt", f"rendered from {template}",
                                   templates.render(template, soc_version=t.soc_version, variants=plan.variants,
                                                    npu_arch_flag=t.npu_arch_flag, tikicpulib_cmake_dirs=cmake_dirs,
+                                                   cpu_debug_product_dir=t.cpu_debug_product_dir,
                                                    asc_cmake_dirs=targets.cmake_dirs(targets.ASC_CMAKE_DIRS),
                                                    ascendc_cmake_dirs=targets.cmake_dirs(targets.ASCENDC_CMAKE_DIRS),
                                                    auto_sync_option=targets.AUTO_SYNC_OPTION)))
@@ -296,8 +306,7 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
                                run_dir=plan.out / "runs", base={}, existing_only=False)
     env["LD_LIBRARY_PATH"] += os.pathsep + "$LD_LIBRARY_PATH"
     plan.run_env = {k: v for k, v in env.items() if k != "ASCEND_HOME_PATH"}
-    suffix = "_cpu" if mode == "cpu" else "_run"
-    plan.products = {"host runners": str(install_dir / "bin" / f"<variant>{suffix}"),
+    plan.products = {"host runners": str(install_dir / "bin" / f"<variant>{runner_suffix(plan.flow, mode)}"),
                      "variants": ", ".join(v.name for v in plan.variants)}
     if mode != "cpu":
         prefix = "aclrtlaunch_" if legacy else "lossgrad_launch_"
@@ -305,9 +314,16 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
     if not legacy and mode != "npu" and t.npu_arch not in (2201, 3510):
         plan.notes.append(f"CANN documents CMAKE_ASC_RUN_MODE={mode} for dav-2201 and dav-3510; {t.npu_arch_flag} may "
                           "need --flow launch-legacy")
-    if mode == "sim" and t.npu_arch == 3510:
-        plan.notes.append("950 parts simulate with npusim (x86 only), not camodel: run the host runner under "
-                          "`npusim record`")
+    if mode == "sim" and t.npusim_supported:
+        plan.notes.append(f"this build links the camodel under tools/simulator/dav_{t.npu_arch}/lib; npusim (cannsim "
+                          "before mid-2026, x86 only) instead runs the --run-mode npu build: `npusim record "
+                          "<install-npu>/bin/<variant>_run -s Ascend950 -u \"<runner arguments>\"`")
+
+
+def runner_suffix(flow: str, mode: str) -> str:
+    """The host runner of a launch build: <variant>_cpu for the legacy flow's tikicpulib build, <variant>_run for
+    every other build (the launch-asc template builds <variant>_run in every CMAKE_ASC_RUN_MODE)."""
+    return "_cpu" if flow == "launch-legacy" and mode == "cpu" else "_run"
 
 
 def plan_build(flow: str, soc: "str | object | None", ops: Sequence[OpSpec], *, out: Path,

@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,7 @@ from ..validation import Call
 from . import envs, outdir, project
 from .detect import CannInstall, device_present, require_cann
 from .kernel_sources import Variant, launch_symbol, variant_for_call
-from .targets import BuildTarget, LegacySocListMissing, legacy_soc_list
+from .targets import NPUSIM_NAMES, BuildTarget, LegacySocListMissing, legacy_soc_list
 from .worker import CANARY
 
 BACKENDS = ("cpu", "sim", "npu")
@@ -100,6 +101,11 @@ def choose_flow(cann: CannInstall, target: BuildTarget, mode: str) -> str:
         if forced not in ("launch-legacy", "launch-asc"):
             raise CannRunError(f"{FLOW_VAR}={forced}: expected launch-legacy or launch-asc")
         return forced
+    if mode == "sim" and target.asc_sim_supported and (
+            target.npusim_supported or (cann.root / "tools" / "simulator" / f"dav_{target.npu_arch}").is_dir()):
+        # The documented simulator build links tools/simulator/dav_<arch>/lib (devkit docs/zh 调试调优/性能调优.md);
+        # the legacy flow links tools/simulator/<SOC_VERSION>/lib, which no public source gives a 950 part.
+        return "launch-asc"
     try:
         soc_list = legacy_soc_list(cann.root, cann.host_arch)
     except LegacySocListMissing as exc:
@@ -165,7 +171,7 @@ def build_variant(cann: CannInstall, target: BuildTarget, variant: Variant, mode
                     raise CannRunError(f"building {variant.name} for {target.soc_version} ({flow}, {mode}) failed: "
                                        f"{exc}\n--- last lines of {log} ---\n{_tail(log)}") from exc
             stamp.write_text(digest)
-    suffix = "_cpu" if mode == "cpu" else "_run"
+    suffix = project.runner_suffix(flow, mode)
     exe = _find_product(out, [variant.name + suffix])
     lib = _find_product(out, [f"lib{variant.name}.so"]) if mode != "cpu" else None
     if mode in ("cpu", "sim") and exe is None:
@@ -216,15 +222,35 @@ def kernel_spec(job: KernelJob, built: BuiltVariant, tiling: Path, inputs: Seque
                        "workspace_bytes": int(job.tiling.workspace_bytes), "inputs": [str(p) for p in inputs]}}
 
 
-def simulator_command(cmd: list[str], target: BuildTarget, run_dir: Path) -> list[str]:
-    """A host runner command as the SoC's simulator runs it: camodel through the environment, npusim for 950."""
-    return _npusim_command(cmd, target, run_dir) if target.npu_arch == 3510 else cmd
+def npusim_executable() -> str | None:
+    """npusim, or cannsim (its name before the 2026-07-30 release, kept as an alias), from PATH."""
+    for name in NPUSIM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def simulator_route(cann: CannInstall, target: BuildTarget) -> str:
+    """How a "sim" run goes: "npusim" (950 only: the board build run under npusim record, the way ops-nn documents
+    for 950) when npusim/cannsim is on PATH, else "camodel" (a CMAKE_ASC_RUN_MODE=sim / RUN_MODE=sim build linked to
+    the simulator libraries). A 950 part with neither is BackendUnavailable."""
+    if not target.npusim_supported:
+        return "camodel"
+    if npusim_executable() is not None:
+        return "npusim"
+    if target.camodel_lib_dir(cann.root, cann.host_arch) is not None:
+        return "camodel"
+    raise BackendUnavailable(f"backend \"sim\" on {target.soc_version} needs CANN's npusim (or cannsim, its older "
+                             f"name; x86 hosts) on PATH, or the camodel libraries under "
+                             f"{cann.root}/tools/simulator/dav_{target.npu_arch}/lib; use backend \"cpu\" or the "
+                             "host twin (backend=\"twin\", `--backend twin`)")
 
 
 def _simulator_env(cann: CannInstall, target: BuildTarget, built: BuiltVariant, run_dir: Path) -> dict[str, str]:
     first: list[Path] = []
-    dav_dir, _legacy_dir = target.simulator_lib_dirs(cann.root, cann.host_arch)
-    if (dav_dir / "libruntime_camodel.so").is_file():
+    dav_dir = target.camodel_lib_dir(cann.root, cann.host_arch)
+    if dav_dir is not None and dav_dir.parent.name.startswith("dav_"):
         # CANN 9.x: runtime and driver are swapped for the camodel libraries under their usual names, as ops-nn's
         # build.sh does for --simulator (build_tooling.md §1.10); the links live in our cache directory.
         shim = built.out / "sim_shim"
@@ -360,10 +386,13 @@ def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeou
     what = f"{call.op.name} on {target.soc_version} ({backend})"
     if package is not None:
         return _run_custom_aclnn(cann, job, Path(package), what, timeout)
-    built = build_variant(cann, target, job.variant, backend)
+    route = simulator_route(cann, target) if backend == "sim" else None
+    built = build_variant(cann, target, job.variant, "npu" if route == "npusim" else backend)
     with run_dir_in(built.out) as run_dir:
         tiling, inputs, output = _write_inputs(run_dir, job)
-        if backend == "npu":
+        if route == "npusim":
+            _run_under_npusim(cann, target, built, job, run_dir, (tiling, inputs, output), what, timeout)
+        elif backend == "npu":
             assert built.library is not None
             env = envs.run_environment("npu", target, cann.root, cann.host_arch,
                                        first_lib_dirs=[built.library.parent])
@@ -375,7 +404,6 @@ def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeou
                 env = envs.run_environment("cpu", target, cann.root, cann.host_arch, run_dir=run_dir)
             else:
                 env = _simulator_env(cann, target, built, run_dir)
-                cmd = simulator_command(cmd, target, run_dir)
             stdout = _run_process(cmd, env, run_dir, what, timeout)
             if RUN_OK not in stdout:
                 raise CannRunError(f"{what}: the runner exited 0 but did not report success (run directory "
@@ -384,15 +412,27 @@ def run_on_cann(call: Call, backend: str, *, package: Path | None = None, timeou
     return np.frombuffer(data, dtype=call.out_dtype.np_dtype).reshape(call.out_shape).copy()
 
 
-def _npusim_command(cmd: list[str], target: BuildTarget, run_dir: Path) -> list[str]:
-    """950 parts are simulated by npusim, not camodel (ops-nn docs/zh/debug/npu_sim.md; x86 hosts only)."""
-    npusim = shutil.which("npusim")
-    if npusim is None:
-        raise BackendUnavailable(f"backend \"sim\" on {target.soc_version} needs CANN's npusim (Ascend 950 "
-                                 "simulator, x86 hosts) on PATH; use backend \"cpu\" or the host twin "
-                                 "(backend=\"twin\", `--backend twin`)")
-    import shlex
+def npusim_command(npusim: str, cmd: list[str], run_dir: Path) -> list[str]:
+    """`npusim record <app> -s Ascend950 -o <dir> -u "<app arguments>"` (ops-nn docs/zh/debug/npu_sim.md: the
+    simulated program is the board build; -u passes its command-line arguments)."""
     return [npusim, "record", cmd[0], "-s", "Ascend950", "-o", str(run_dir / "npusim"), "-u", shlex.join(cmd[1:])]
+
+
+def _run_under_npusim(cann: CannInstall, target: BuildTarget, built: BuiltVariant, job: KernelJob, run_dir: Path,
+                      files: tuple[Path, Sequence[Path], Path], what: str, timeout: float) -> None:
+    npusim = npusim_executable()
+    if npusim is None or built.executable is None:
+        raise CannRunError(f"{what}: npusim needs the board runner {job.variant.name}_run of the npu build in "
+                           f"{built.out}" + ("" if npusim else " and npusim/cannsim on PATH"))
+    tiling, inputs, output = files
+    cmd = npusim_command(npusim, [str(built.executable), *_runner_args(job, tiling, inputs, output)], run_dir)
+    assert built.library is not None
+    env = envs.run_environment("npu", target, cann.root, cann.host_arch, first_lib_dirs=[built.library.parent])
+    stdout = _run_process(cmd, env, run_dir, what + " under npusim", timeout)
+    # npusim writes the program's output into npusim_*/npusim.log under -o, not necessarily to its own stdout.
+    logs = [stdout] + [p.read_text(errors="replace") for p in sorted((run_dir / "npusim").rglob("*.log"))]
+    if not any(RUN_OK in text for text in logs):
+        raise CannRunError(f"{what}: the runner under npusim did not report success (run directory {run_dir})")
 
 
 def _logical_inputs(job: KernelJob) -> tuple[np.ndarray, ...]:

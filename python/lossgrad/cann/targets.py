@@ -18,8 +18,33 @@ from ..socs import Soc, get_soc
 # models it as run_kernel(auto_sync=True); the kernels are also verified with auto_sync=False.
 AUTO_SYNC_OPTION = "--cce-auto-sync=on"
 
-# CMAKE_ASC_RUN_MODE=cpu accepts only these architectures (ascendc_api.md §3.1).
+# CMAKE_ASC_RUN_MODE=cpu accepts only these architectures (asc-devkit cmake/asc/asc_modules/CMakeASCInformation.cmake,
+# FATAL_ERROR for any other), and so does CMAKE_ASC_RUN_MODE=sim (same file: dav-1001 has no simulator directory).
 ASC_CPU_ARCHS = frozenset({2201, 2002, 3510})
+ASC_SIM_ARCHS = frozenset({2201, 2002, 3510})
+
+# The CPU-debug library (libcpudebug.so, alias libtikcpp_debug.so) exists once per architecture, in one product
+# directory: asc-tools builds it for ascend910/ascend310p/ascend910B1/ascend950pr_9599 and installs it into
+# tools/cpudebug/lib64/<product_dir(...)> (asc-tools cpudebug/CMakeLists.txt, cpudebug/cmake/fun.cmake product_dir);
+# the run package links tools/tikicpulib -> tools/cpudebug and tools/cpudebug/lib -> lib64, plus a few per-SoC
+# aliases only (scripts/package/module/ascend/TIKCppSim.xml: none for Ascend910B4-1, Ascend910_9362 or any 950 part
+# but 9599). CANN's own CPU build maps the architecture the same way (asc-devkit CMakeASCInformation.cmake:
+# dav-2002 -> Ascend310P1, dav-2201 -> Ascend910B1, dav-3510 -> Ascend950PR_9599).
+CPU_DEBUG_PRODUCT_DIRS: dict[int, str] = {1001: "Ascend910A", 2002: "Ascend310P1", 2201: "Ascend910B1",
+                                          3510: "Ascend950PR_9599"}
+CPU_DEBUG_LIB_ROOTS = ("tools/tikicpulib/lib", "tools/cpudebug/lib64")  # the link and the directory it points to
+CPU_DEBUG_CMAKE_DIRS = ("tools/tikicpulib/lib/cmake", "tools/cpudebug/cmake")  # tikicpulib-config.cmake
+
+# camodel simulator libraries (libruntime_camodel.so, libnpu_drv_camodel.so): the ASC flow links
+# tools/simulator/dav_<arch>/lib (CMakeASCInformation.cmake, devkit docs/zh 调试调优/性能调优.md); Findpvmodel.cmake
+# searches <any>/simulator/dav_3510/lib for 950 and per-product directories (Ascend910A, Ascend310P1, Ascend910B1)
+# for the older architectures; the legacy ascendc_library() links tools/simulator/<SOC_VERSION>/lib
+# (cmake/asc/legacy_modules/function.cmake).
+SIM_PRODUCT_DIRS: dict[int, str] = {1001: "Ascend910A", 2002: "Ascend310P1", 2201: "Ascend910B1"}
+# Ascend 950 is also simulated by npusim, which runs the board build of a program (ops-nn docs/zh/debug/npu_sim.md:
+# 950PR/950DT only, x86 only; named cannsim before the 2026-07-30 release, which keeps cannsim as an alias).
+NPUSIM_NAMES = ("npusim", "cannsim")
+NPUSIM_ARCHS = frozenset({3510})
 
 # Where a toolkit keeps its Ascend C CMake modules (ascendc_kernel_cmake/: the legacy ascendc.cmake, fwk_modules/,
 # asc_modules/), relative to its root ("<host>" = x86_64 | aarch64): the documented compiler/... location, older
@@ -125,18 +150,46 @@ class BuildTarget:
     def asc_cpu_supported(self) -> bool:
         return self.npu_arch in ASC_CPU_ARCHS
 
-    def simulator_lib_dirs(self, root: Path, host_arch: str) -> tuple[Path, Path]:
-        """(CANN 9.x dav_<arch> dir, legacy per-SoC dir); a run uses the first that exists."""
-        return (Path(self.soc.simulator_lib(str(root), host_arch)), Path(self.soc.legacy_simulator_lib(str(root))))
+    def simulator_lib_dirs(self, root: Path, host_arch: str) -> tuple[Path, ...]:
+        """camodel library directories, in search order; a run uses those that exist (SIM_PRODUCT_DIRS)."""
+        a = self.npu_arch
+        dirs = [root / "tools" / "simulator" / f"dav_{a}" / "lib",
+                root / f"{host_arch}-linux" / "simulator" / f"dav_{a}" / "lib"]
+        if a in SIM_PRODUCT_DIRS:
+            dirs.append(root / "tools" / "simulator" / SIM_PRODUCT_DIRS[a] / "lib")
+        dirs.append(root / "tools" / "simulator" / self.soc_version / "lib")
+        return tuple(dict.fromkeys(dirs))
+
+    def camodel_lib_dir(self, root: Path, host_arch: str) -> Path | None:
+        """The first simulator directory that holds libruntime_camodel.so, or None."""
+        for d in self.simulator_lib_dirs(root, host_arch):
+            if (d / "libruntime_camodel.so").is_file():
+                return d
+        return None
+
+    @property
+    def asc_sim_supported(self) -> bool:
+        return self.npu_arch in ASC_SIM_ARCHS
+
+    @property
+    def npusim_supported(self) -> bool:
+        return self.npu_arch in NPUSIM_ARCHS
+
+    @property
+    def cpu_debug_product_dir(self) -> str:
+        """The one directory that holds this architecture's libcpudebug.so (CPU_DEBUG_PRODUCT_DIRS)."""
+        return CPU_DEBUG_PRODUCT_DIRS[self.npu_arch]
 
     def tikicpulib_lib_dirs(self, root: Path, host_arch: str) -> tuple[Path, ...]:
-        """Where the CPU-debug runtime libraries live: the samples' run.sh adds the generic, the per-series and the
-        per-SoC directories (build_tooling.md §2.3); CANN 9.x keeps tools under <arch>-linux as well."""
-        dirs = []
-        for base in (root / "tools" / "tikicpulib" / "lib", root / f"{host_arch}-linux" / "tikicpulib" / "lib"):
-            dirs += [base, base / self.cpu_debug_series, base / self.soc_version]
+        """Where the CPU-debug runtime libraries live: the shared libraries (libcpudebug_stubreg.so, ...) in the
+        library root, libcpudebug.so in the architecture's product directory (CPU_DEBUG_PRODUCT_DIRS). host_arch is
+        unused: asc-tools installs under tools/, on every host."""
+        del host_arch
+        dirs: list[Path] = []
+        for rel in CPU_DEBUG_LIB_ROOTS:
+            dirs += [root / rel, root / rel / self.cpu_debug_product_dir]
         return tuple(dirs)
 
     def tikicpulib_cmake_dirs(self, root: Path, host_arch: str) -> tuple[Path, ...]:
-        return (root / "tools" / "tikicpulib" / "lib" / "cmake",
-                root / f"{host_arch}-linux" / "tikicpulib" / "lib" / "cmake")
+        del host_arch
+        return tuple(root / rel for rel in CPU_DEBUG_CMAKE_DIRS)

@@ -11,3 +11,11 @@ void* GmAlloc(size_t size) { return std::malloc(size); }
 void GmFree(void* ptr) { std::free(ptr); }
 void SetKernelMode(KernelMode mode) { (void)mode; }
 } // namespace AscendC
+
+#ifdef FAKE_CPUDEBUG_PRODUCT
+// Built as a stand-in libcpudebug.so: says which product directory the loader took it from.
+#include <cstdio>
+namespace {
+__attribute__((constructor)) void LgAnnounceProduct() { std::fprintf(stderr, "cpudebug product: %s\n", FAKE_CPUDEBUG_PRODUCT); }
+} // namespace
+#endif
