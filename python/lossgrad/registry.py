@@ -183,6 +183,28 @@ class OpSpec:
     def supported_dtypes(self, npu_arch: int) -> tuple[DType, ...]:
         return self.dtype_support[npu_arch]
 
+    def kernel_combos(self, npu_arch: int) -> tuple[tuple[DType, ...], ...]:
+        """The dtype mixes the custom-op package registers as OpDef columns (kernel input order, then the output):
+        one fused kernel binary each per compute unit. Every float mix aclnn accepts is fused by the kernels (twin,
+        launch builds); the package registers those worth a binary of their own, for each supported D, O, G:
+          (D, D, D -> D)             the same-dtype columns;
+          (D, D, D -> O), O != D     an output dtype of its own (e.g. float32 gradients of float16 inputs): every
+                                     op accepts it, and it is the only kind of mix MSE (SAME_AS_SELF) accepts;
+          grad G != D, self = target = D -> the default output dtype (promote(G, D), or D for KL): a gradOutput of
+                                     another precision than the loss inputs (not MSE, which rejects it).
+        Any other accepted mix is cast on the host to aclnn's compute dtype first (lossgrad.cann.op_host
+        package_dtypes), as aclnn's own op_api composition does."""
+        supported = self.supported_dtypes(npu_arch)
+        combos: list[dict[str, DType]] = [{"grad": d, "self": d, "target": d, "out": d} for d in supported]
+        combos += [{"grad": d, "self": d, "target": d, "out": o} for d in supported for o in supported if o != d]
+        if self.promotion is not Promotion.SAME_AS_SELF:
+            for d in supported:
+                for g in supported:
+                    if g != d:
+                        out = dt.promote(g, d) if self.default_out_dtype == "promoted" else d
+                        combos.append({"grad": g, "self": d, "target": d, "out": out})
+        return tuple(tuple(c[io.role] for io in self.kernel_inputs) + (c["out"],) for c in combos)
+
 
 
 L1_LOSS_BACKWARD = OpSpec(

@@ -58,11 +58,12 @@ def _run(exe: Path, *args: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def _units(op: OpSpec) -> dict[str, tuple[DType, ...]]:
-    out: dict[str, tuple[DType, ...]] = {}
+def _units(op: OpSpec) -> dict[str, tuple[tuple[DType, ...], ...]]:
+    """compute unit -> the registered dtype columns (kernel inputs in kernel order, then the output)."""
+    out: dict[str, tuple[tuple[DType, ...], ...]] = {}
     for soc in SOCS.values():
         if op.ours_support.get(soc.line):
-            out[soc.compute_unit] = op.supported_dtypes(soc.arch.npu_arch)
+            out[soc.compute_unit] = op.kernel_combos(soc.arch.npu_arch)
     return out
 
 
@@ -87,15 +88,21 @@ def test_opdef_matches_registry(workdir: str, op_name: str) -> None:
     expected_units = _units(op)
     assert set(units) == set(expected_units)
     op_level = [p["dtypes"] for p in d["inputs"]] + [p["dtypes"] for p in d["outputs"]]
-    for unit, dtypes in expected_units.items():
+    for unit, combos in expected_units.items():
         u = units[unit]
         lists = [p["dtypes"] for p in u["inputs"]] + [p["dtypes"] for p in u["outputs"]] if u["inputs"] else op_level
-        for column in lists:  # column-aligned: one same-dtype column per supported dtype
-            assert column == [dt.acl_enum for dt in dtypes], unit
+        # column-aligned: column i of every input and the output is the i-th registered dtype mix
+        assert list(zip(*lists)) == [tuple(d.acl_enum for d in c) for c in combos], unit
         assert u["extend"] == {"opFile.value": op.entry_name, "opInterface.value": op.entry_name}
+        for p in u["inputs"]:
+            assert p["auto_contiguous"] and p["formats"] == len(p["dtypes"])
+        for p in u["outputs"]:
+            assert not p["auto_contiguous"] and p["formats"] == len(p["dtypes"])
     for p in d["inputs"] + d["outputs"]:
-        assert p["formats"] == p["unknown_shape_formats"] == len(p["dtypes"])
+        assert p["formats"] == len(p["dtypes"])
         assert p["param"] == 2  # REQUIRED
+    # Inputs are AutoContiguous as in ops-nn's loss defs (aclnn makes a strided input contiguous); the output is not.
+    assert all(p["auto_contiguous"] for p in d["inputs"]) and not d["outputs"][0]["auto_contiguous"]
     assert not any(DType.BFLOAT16.acl_enum in p["dtypes"] for p in units["ascend310p"]["inputs"])
     assert not any(DType.BFLOAT16.acl_enum in p["dtypes"] for p in units["ascend910"]["inputs"])
 

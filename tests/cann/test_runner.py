@@ -195,3 +195,98 @@ def test_kernel_spec_runs_on_the_chosen_device(monkeypatch: pytest.MonkeyPatch, 
     spec = runner.kernel_spec(job, built, tmp_path / "t.bin", [tmp_path / "a.bin"], tmp_path / "o.bin")
     assert spec["device"] == 3  # run and bench both honour LOSSGRAD_DEVICE_ID
     assert spec["kernel"]["block_dim"] == job.tiling.block_dim and spec["output"]["bytes"] == 2 * 3 * 4
+
+
+LINE_SOCS = {"950": "Ascend950PR_9579", "A3": "Ascend910_9391", "A2": "Ascend910B3", "310P": "Ascend310P3",
+             "910": "Ascend910A"}
+
+
+def _accepted_mixes(op: object, soc: str) -> list[tuple]:
+    """Every (grad, self, target, out) float mix validation (aclnn's checks) accepts for the op on the SoC."""
+    from lossgrad.errors import LossGradError
+    from lossgrad.socs import get_soc
+
+    floats = op.supported_dtypes(get_soc(soc).arch.npu_arch)
+    found = []
+    for g in floats:
+        for s in floats:
+            for t in floats:
+                for o in floats:
+                    try:
+                        validate(op, np.zeros((2, 3), g.np_dtype), np.zeros((2, 3), s.np_dtype),
+                                 np.zeros((2, 3), t.np_dtype), "sum", out_dtype=o, soc=soc)
+                    except LossGradError:
+                        continue
+                    found.append((g, s, t, o))
+    return found
+
+
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_registered_columns_are_mixes_aclnn_accepts(op_name: str) -> None:
+    """Every OpDef column is a mix aclnn's validation accepts, listed once; same-dtype columns come first."""
+    op = OPS[op_name]
+    for soc in LINE_SOCS.values():
+        arch = SOCS[soc].arch.npu_arch
+        combos = op.kernel_combos(arch)
+        assert len(set(combos)) == len(combos)
+        accepted = {tuple({"grad": g, "self": s, "target": t}[io.role] for io in op.kernel_inputs) + (o,)
+                    for g, s, t, o in _accepted_mixes(op, soc)}
+        assert set(combos) <= accepted, soc
+        n = len(op.supported_dtypes(arch))
+        assert [len(set(c)) for c in combos[:n]] == [1] * n
+        # the binary count per compute unit that docs/cann.md states: n^2 (+ n(n-1) with a gradOutput of its own)
+        assert len(combos) == n * n + (0 if op.promotion.name == "SAME_AS_SELF" else n * (n - 1))
+
+
+@pytest.mark.parametrize("line", list(LINE_SOCS))
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_package_run_sends_only_registered_columns(op_name: str, line: str, monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    """run_on_cann(package=...) for every float mix aclnn accepts: the stand-in device (the generated aclnn API) takes
+    only the package's registered columns and computes with the golden model from the .bin files it is given; a
+    registered mix arrives as it is, any other cast to aclnn's compute dtype; the result equals the golden model's
+    for the caller's tensors."""
+    import lossgrad.golden
+    from lossgrad import dtypes as dt
+    from lossgrad.cann import outdir
+    from lossgrad.cann.op_host import kernel_combos
+
+    op, soc = OPS[op_name], LINE_SOCS[line]
+    (tmp_path / "cann" / "lib64").mkdir(parents=True)
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "cann"))
+    monkeypatch.setattr(detect, "_device_nodes", lambda: ["/dev/davinci0"])
+    package = outdir.claim(tmp_path / "pkg", "test")
+    (package / "opp" / "vendors" / "lossgrad" / "op_api" / "lib").mkdir(parents=True)
+    columns = {tuple(d.acl_enum for d in c) for c in kernel_combos(op, SOCS[soc].arch.npu_arch)}
+    sent: list[tuple[int, ...]] = []
+
+    def device(spec: dict, run_dir: Path, env: dict, what: str, timeout: float) -> dict:
+        args = spec["aclnn"]["args"]
+        tensors = [a for a in args if a["kind"] == "tensor"]
+        out = next(a for a in args if a["kind"] == "output")
+        column = tuple(a["acl_dtype"] for a in tensors) + (out["acl_dtype"],)
+        assert column in columns, f"{what}: unregistered column {column}"
+        sent.append(column)
+        by_enum = {d.acl_enum: d for d in dt.DType}
+        arrays = {io.role: np.fromfile(a["path"], by_enum[a["acl_dtype"]].np_dtype).reshape(a["shape"])
+                  for io, a in zip(op.kernel_inputs, tensors)}
+        scalars = [a["value"] for a in args if a["kind"] == "scalar"]
+        attrs = dict(zip((a.name for a in op.attrs), scalars[1:]))
+        result = getattr(lossgrad.golden, op.name)(arrays["grad"], arrays["self"], arrays["target"], scalars[0],
+                                                   **attrs, out_dtype=by_enum[out["acl_dtype"]].np_dtype)
+        np.ascontiguousarray(result).tofile(spec["output"]["path"])
+        return {"ok": True}
+
+    monkeypatch.setattr(runner, "run_worker", device)
+    rng = np.random.default_rng(7)
+    attrs = {"beta": 0.5} if op.name == "smooth_l1_loss_backward" else {}
+    fused = 0
+    for g, s, t, o in _accepted_mixes(op, soc):
+        x = {r: rng.standard_normal((2, 3)).astype(d.np_dtype) for r, d in (("grad", g), ("self", s), ("target", t))}
+        call = validate(op, x["grad"], x["self"], x["target"], "mean", attrs, out_dtype=o, soc=soc)
+        got = runner.run_on_cann(call, "npu", package=package)
+        own = tuple({"grad": g, "self": s, "target": t}[io.role].acl_enum for io in op.kernel_inputs) + (o.acl_enum,)
+        fused += sent[-1] == own
+        expected = getattr(lossgrad.golden, op.name)(x["grad"], x["self"], x["target"], "mean", **attrs, out_dtype=o)
+        assert got.dtype == o.np_dtype and np.array_equal(got, expected, equal_nan=True), (g, s, t, o)
+    assert fused == len(columns)  # each registered column ran fused; every other mix was cast on the host

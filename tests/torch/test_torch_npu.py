@@ -188,7 +188,9 @@ def test_mixed_dtypes_run_in_the_promoted_dtype_and_cast_to_out(stand_in: dict[s
     g, s, t = rand((), torch.float16, 1), rand((2, 3), torch.float32, 2), rand((2, 3), torch.bfloat16, 3)
     out = _kernel("l1_loss_backward")(g, s, t, 2, out_dtype=torch.float16)
     (job,) = stand_in["package"].launches
-    assert {rec[1] for rec in job["inputs"]} == {dt.DType.FLOAT32.acl_enum} and job["out"][1] == 0
+    # self/target differ: not a registered column, so cast to the promoted dtype; (f32, f32, f32 -> f16) is one
+    assert {rec[1] for rec in job["inputs"]} == {dt.DType.FLOAT32.acl_enum}
+    assert job["out"][1] == dt.DType.FLOAT16.acl_enum
     assert out.dtype == torch.float16
     assert torch.equal(out, (torch.sign(s - t.float()) * g.float()).half())
 
@@ -269,3 +271,60 @@ def test_real_device() -> None:  # pragma: no cover - no device on this project'
     out = torch.ops.lossgrad.mse_loss_backward(g.npu(), s.npu(), t.npu(), "mean").cpu()
     expected = lossgrad.golden.mse_loss_backward(to_numpy(g), to_numpy(s), to_numpy(t), "mean")
     assert np.array_equal(to_numpy(out), expected)
+
+
+def _accepted_mixes(op: Any, soc: str) -> list[tuple[dt.DType, dt.DType, dt.DType, dt.DType]]:
+    """Every (grad, self, target, out) float mix validation (aclnn's checks) accepts for the op on the SoC."""
+    from lossgrad.socs import get_soc
+    from lossgrad.validation import validate
+
+    floats = op.supported_dtypes(get_soc(soc).arch.npu_arch)
+    found = []
+    for g in floats:
+        for s in floats:
+            for t in floats:
+                for o in floats:
+                    try:
+                        validate(op, np.zeros((2, 3), g.np_dtype), np.zeros((2, 3), s.np_dtype),
+                                 np.zeros((2, 3), t.np_dtype), "sum", out_dtype=o, soc=soc)
+                    except LossGradError:
+                        continue
+                    found.append((g, s, t, o))
+    return found
+
+
+LINE_SOCS = {"950": "Ascend950PR_9579", "A3": "Ascend910_9391", "A2": "Ascend910B3", "310P": "Ascend310P3",
+             "910": "Ascend910A"}
+
+
+@pytest.mark.parametrize("line", list(LINE_SOCS))
+@pytest.mark.parametrize("name", list(OPS))
+def test_every_mixed_call_reaches_a_registered_column(name: str, line: str, stand_in: dict[str, Any]) -> None:
+    """Each float mix aclnn accepts reaches the package either as its own registered OpDef column (fused) or cast to
+    aclnn's compute dtype, never as an unregistered mix; the result is the golden model's for the original tensors."""
+    from lossgrad.cann.op_host import kernel_combos
+    from lossgrad.socs import get_soc
+
+    op, soc = OPS[name], LINE_SOCS[line]
+    stand_in["device"]["name"] = soc
+    columns = set(kernel_combos(op, get_soc(soc).arch.npu_arch))
+    to_torch = {dt.DType.FLOAT32: torch.float32, dt.DType.FLOAT16: torch.float16, dt.DType.BFLOAT16: torch.bfloat16}
+    mixes = _accepted_mixes(op, soc)
+    assert len(mixes) > len(columns) // 2
+    fused = 0
+    for i, (g, s, t, o) in enumerate(mixes):
+        tensors = {"grad": rand((2, 3), to_torch[g], 3 * i), "self": rand((2, 3), to_torch[s], 3 * i + 1),
+                   "target": rand((2, 3), to_torch[t], 3 * i + 2)}
+        out = _kernel(name)(tensors["grad"], tensors["self"], tensors["target"], 2, *ATTRS[name].values(),
+                            out_dtype=to_torch[o])
+        job = stand_in["package"].launches[-1]
+        sent = tuple(rec[1] for rec in job["inputs"]) + (job["out"][1],)
+        assert sent in {tuple(d.acl_enum for d in c) for c in columns}, (g, s, t, o)
+        own = tuple({"grad": g, "self": s, "target": t}[io.role].acl_enum for io in op.kernel_inputs) + (o.acl_enum,)
+        fused += sent == own
+        expected = getattr(lossgrad.golden, name)(*(to_numpy(tensors[r]) for r in ("grad", "self", "target")), 2,
+                                                  **ATTRS[name], out_dtype=o.np_dtype)
+        assert out.dtype == to_torch[o] and np.array_equal(to_numpy(out), expected, equal_nan=True), (g, s, t, o)
+    assert fused == sum(1 for m in mixes if tuple({"grad": m[0], "self": m[1], "target": m[2]}[io.role]
+                                                   for io in op.kernel_inputs) + (m[3],) in columns)
+    assert fused == len(columns)  # every registered column is one of the accepted mixes

@@ -76,11 +76,15 @@ class Variant:
 
 
 def variants_for(ops: Sequence[OpSpec], soc: Soc, dtypes: Sequence[DType] | None = None) -> list[Variant]:
-    """Every (op, combination, tiling key) the SoC supports; with dtypes, only combinations of those dtypes."""
+    """Every (op, same-dtype combination, tiling key) the SoC supports; with dtypes, only combinations of those
+    dtypes. A `lossgrad build` of a launch flow builds the same-dtype columns of the package (one library per
+    variant); a direct run of a mixed call builds its own variant on demand (variant_for_call)."""
     out = []
     for op in ops:
         keys = kernel_tiling_keys(op)
         for combo in kernel_combos(op, soc.arch.npu_arch):
+            if len(set(combo)) != 1:
+                continue
             if dtypes is None or set(combo) <= set(dtypes):
                 out += [Variant(op, combo, key) for key in keys]
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..dtypes import DType
 from ..project_files import project_root
@@ -18,6 +18,9 @@ from ..registry import OpSpec, OutputShape
 from ..socs import product_lines, socs_in_line
 from ..tiling import cxx_tables
 from . import templates
+
+if TYPE_CHECKING:
+    from ..validation import Call
 
 HOST_HEADER = "op_host/lossgrad_op_host.h"
 TILING_CORE_DIR = "op_host/tiling_core"
@@ -36,17 +39,30 @@ class UnitSupport:
 
 
 def kernel_combos(op: OpSpec, npu_arch: int) -> tuple[Combo, ...]:
-    """The dtype combinations the kernel is built for on an architecture.
+    """The dtype columns of the op's OpDef on an architecture (kernel inputs in kernel order, then the output): the
+    registry's fused mixes (OpSpec.kernel_combos), one kernel binary per column and compute unit."""
+    return tuple(tuple(c) for c in op.kernel_combos(npu_arch))
 
-    One column per supported dtype with every tensor of that dtype: aclnn's op_api casts the inputs to one compute
-    dtype before the kernel (ops_semantics.md §1-§4), so the kernel never sees mixed inputs. A registry entry that
-    grows a ``kernel_combos(npu_arch)`` method overrides this.
-    """
-    custom = getattr(op, "kernel_combos", None)
-    if callable(custom):
-        return tuple(tuple(c) for c in custom(npu_arch))
-    width = len(op.kernel_inputs) + 1
-    return tuple((d,) * width for d in op.supported_dtypes(npu_arch))
+
+def package_dtypes(call: "Call") -> dict[str, DType]:
+    """The dtype of each tensor (roles grad/self/target/out) a call sends to the installed package: its own kernel
+    dtypes when they form a registered column, else every input cast on the host to aclnn's compute dtype
+    (golden.aclnn_kernel_dtype: the promoted dtype, self's, or KL's float32 unless all are float16), as aclnn's op_api
+    composition casts them, with the requested output dtype (a registered column: (C, C, C -> out)). Never an
+    unregistered mix: ValueError if the fallback were one."""
+    from ..golden import aclnn_kernel_dtype  # the compute-dtype rule, stated once
+
+    op, arch = call.op, call.soc.arch.npu_arch
+    columns = set(kernel_combos(op, arch))
+    own = dict(call.kernel_dtypes)
+    if tuple(own[io.role] for io in op.kernel_inputs) + (own["out"],) in columns:
+        return own
+    compute = aclnn_kernel_dtype(call)
+    cast = {"grad": compute, "self": compute, "target": compute, "out": call.out_dtype}
+    if tuple(cast[io.role] for io in op.kernel_inputs) + (cast["out"],) not in columns:
+        raise ValueError(f"{op.name} on {call.soc.name}: neither the call's dtypes nor their host cast to "
+                         f"{compute.label} form a column the package registers")
+    return cast
 
 
 def unit_support(op: OpSpec) -> list[UnitSupport]:

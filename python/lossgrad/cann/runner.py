@@ -103,8 +103,9 @@ def choose_flow(cann: CannInstall, target: BuildTarget, mode: str) -> str:
         return forced
     if mode == "sim" and target.asc_sim_supported and (
             target.npusim_supported or (cann.root / "tools" / "simulator" / f"dav_{target.npu_arch}").is_dir()):
-        # The documented simulator build links tools/simulator/dav_<arch>/lib (devkit docs/zh 调试调优/性能调优.md);
-        # the legacy flow links tools/simulator/<SOC_VERSION>/lib, which no public source gives a 950 part.
+        # The documented simulator build links tools/simulator/dav_<arch>/lib (asc-devkit docs/zh
+        # 调试调优/性能调优.md); the legacy flow links tools/simulator/<SOC_VERSION>/lib, which no public source
+        # gives a 950 part.
         return "launch-asc"
     try:
         soc_list = legacy_soc_list(cann.root, cann.host_arch)
@@ -435,18 +436,21 @@ def _run_under_npusim(cann: CannInstall, target: BuildTarget, built: BuiltVarian
         raise CannRunError(f"{what}: the runner under npusim did not report success (run directory {run_dir})")
 
 
-def _logical_inputs(job: KernelJob) -> tuple[np.ndarray, ...]:
-    """The inputs at their caller-visible shapes (broadcast views materialised), in the kernel's dtypes: the
-    installed aclnn op tiles from the tensors it is given, so it must see the shapes the divisor rules and KL's
-    reduction refer to, not the kernel views the direct launches use."""
+def _logical_inputs(job: KernelJob, dtypes: Mapping[str, dt.DType]) -> tuple[np.ndarray, ...]:
+    """The inputs at their caller-visible shapes (broadcast views materialised), in the dtypes of the package column
+    the call uses (op_host.package_dtypes: its own mix when registered, else cast on the host to aclnn's compute
+    dtype): the installed aclnn op tiles from the tensors it is given, so it must see the shapes the divisor rules
+    and KL's reduction refer to, not the kernel views the direct launches use."""
     call = job.call
     arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
-    return tuple(np.array(arrays[io.role], dtype=view.dtype, order="C", copy=True)
-                 for io, view in zip(call.op.kernel_inputs, job.inputs))
+    return tuple(np.array(arrays[io.role], dtype=dtypes[io.role].np_dtype, order="C", copy=True)
+                 for io in call.op.kernel_inputs)
 
 
 def _run_custom_aclnn(cann: CannInstall, job: KernelJob, package: Path, what: str, timeout: float) -> np.ndarray:
-    job = dataclasses.replace(job, inputs=_logical_inputs(job))
+    from .op_host import package_dtypes
+
+    job = dataclasses.replace(job, inputs=_logical_inputs(job, package_dtypes(job.call)))
     outdir.inspect(package)  # refuses a directory lossgrad did not create
     vendor_dir = _installed_vendor_dir(package)
     target = BuildTarget(job.call.soc)

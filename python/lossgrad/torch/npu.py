@@ -2,13 +2,13 @@
 
 For ``torch.ops.lossgrad.<name>`` on NPU tensors this module
   1. validates the call from the tensors' shapes and dtypes, for the device's SoC (``torch_npu.npu.get_device_name``);
-  2. casts the inputs to their promoted dtype (exact: promotion only widens) and makes them contiguous on the device,
-     since the package's OpDef lists same-dtype, contiguous columns (docs/cann.md §2-3);
+  2. keeps the inputs' dtypes when they form one of the package's OpDef columns, else casts them to aclnn's compute
+     dtype (exact: it only widens), and makes them contiguous on the device (docs/cann.md §2-3);
   3. creates aclTensors over the tensors' device memory and calls ``aclnn<CustomOpType>GetWorkspaceSize`` (inputs in
      OpDef order, the reduction as a C string, SmoothL1's beta as double, KL's log_target as bool, then the output)
      and ``aclnn<CustomOpType>(workspace, size, executor, stream)`` on torch_npu's current stream, through the
      project's ACL layer (``lossgrad.cann.acl``), every status checked;
-  4. casts to the requested output dtype when it differs from the compute dtype (as aclnn's op_api does).
+  4. writes the requested output dtype directly: every registered column exists with each output dtype.
 
 The workspace is a torch tensor on the device, so torch_npu's caching allocator orders its reuse on the stream. The
 package is found through ``ASCEND_CUSTOM_OPP_PATH`` (the installed vendor directories, docs/cann.md §2), then
@@ -27,6 +27,7 @@ import torch
 
 from ..cann import acl as acl_layer
 from ..cann.detect import detect_cann, unavailable_message
+from ..cann.op_host import package_dtypes
 from ..errors import BackendUnavailable, invalid_error
 from ..registry import OpSpec
 from ..socs import get_soc
@@ -172,13 +173,13 @@ def npu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
         out = torch.empty(call.out_shape, dtype=DTYPE_TO_TORCH[call.out_dtype], device=device)
         if not call.launch:  # aclnn's early return: empty, or KL's zeros for an empty broadcast
             return out.zero_()
-        compute = DTYPE_TO_TORCH[call.promoted]
+        # A registered OpDef column as it is, any other mix cast to aclnn's compute dtype (exact: it only widens);
+        # the output is always written in its own dtype (lossgrad.cann.op_host.package_dtypes).
+        send = package_dtypes(call)
         by_role = {"grad": b.grad, "self": b.self_, "target": b.target}
-        inputs = [by_role[io.role].to(device=device, dtype=compute).contiguous() for io in op.kernel_inputs]
-        result = out if out.dtype == compute else torch.empty(call.out_shape, dtype=compute, device=device)
-        call_aclnn(rt, op, inputs, call.reduction.label, dict(call.attrs), result)
-        if result is not out:
-            out.copy_(result)
+        inputs = [by_role[io.role].to(device=device, dtype=DTYPE_TO_TORCH[send[io.role]]).contiguous()
+                  for io in op.kernel_inputs]
+        call_aclnn(rt, op, inputs, call.reduction.label, dict(call.attrs), out)
         return out
 
     return kernel

@@ -56,7 +56,7 @@ void PrintParam(const ops::OpParamDef& p)
     for (size_t i = 0; i < p.dtypes.size(); ++i) {
         std::printf("%s%d", i ? "," : "", static_cast<int>(p.dtypes[i]));
     }
-    std::printf("],\"formats\":%zu,\"unknown_shape_formats\":%zu}", p.formats.size(), p.unknown_shape_formats.size());
+    std::printf("],\"formats\":%zu,\"auto_contiguous\":%s}", p.formats.size(), p.auto_contiguous ? "true" : "false");
 }
 
 void PrintParams(const std::vector<ops::OpParamDef>& ps)

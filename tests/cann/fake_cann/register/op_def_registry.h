@@ -154,11 +154,13 @@ public:
     OpParamDef& ParamType(Option o) { param_type = o; return *this; }
     OpParamDef& DataType(std::vector<ge::DataType> v) { dtypes = std::move(v); return *this; }
     OpParamDef& Format(std::vector<ge::Format> v) { formats = std::move(v); return *this; }
-    OpParamDef& UnknownShapeFormat(std::vector<ge::Format> v) { unknown_shape_formats = std::move(v); return *this; }
+    // UnknownShapeFormat is left out on purpose: the devkit deprecates it (it breaks -Werror -Wall builds).
+    OpParamDef& AutoContiguous() { auto_contiguous = true; return *this; }
     std::string param_name;
     Option param_type = OPTIONAL;
     std::vector<ge::DataType> dtypes;
-    std::vector<ge::Format> formats, unknown_shape_formats;
+    std::vector<ge::Format> formats;
+    bool auto_contiguous = false;
 };
 
 class OpAttrDef {
