@@ -62,11 +62,15 @@ function(lossgrad_add_ops)
     # are also verified with auto_sync=False, so they do not depend on it. npu_op_kernel_options writes the option
     # into the compile-options file that op_build's kernel compile reads (asc-devkit cmake/asc/fwk_modules/func.cmake).
     npu_op_kernel_options(ascendc_kernels ALL OPTIONS ${LOSSGRAD_KERNEL_OPTIONS})
+    # KERNEL_DIR ./ (relative to SRC_BASE, the documented directory form): CANN's copy step ships a listed
+    # KERNEL_FILE alone but a KERNEL_DIR whole (asc-devkit cmake/asc/fwk_modules/util/ascendc_copy_kernel_src.py), and
+    # the kernels include the shared lossgrad_tiling_data.h next to them, which the source package needs for an
+    # online compile (graph mode, ATC).
     math(EXPR last "${n_types} - 1")
     foreach(i RANGE ${last})
         list(GET ARG_OP_TYPES ${i} op_type)
         list(GET ARG_KERNEL_FILES ${i} kernel_file)
-        npu_op_kernel_sources(ascendc_kernels OP_TYPE ${op_type} KERNEL_FILE ${kernel_file})
+        npu_op_kernel_sources(ascendc_kernels OP_TYPE ${op_type} KERNEL_DIR ./ KERNEL_FILE ${kernel_file})
     endforeach()
     npu_op_kernel_library(ascendc_kernels SRC_BASE ${ARG_KERNEL_BASE} TILING_LIBRARY cust_optiling)
 

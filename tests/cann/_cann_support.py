@@ -140,3 +140,40 @@ def standin_cpudebug_install(root: Path, libraries: dict[str, Path]) -> Path:
     (lib64 / "cmake").symlink_to("../cmake")
     (root / "tools" / "tikicpulib").symlink_to("cpudebug")
     return root
+
+
+ASC_PACKAGE_STANDIN = STANDIN / "asc_package" / "asc-config.cmake"
+
+
+def standin_copy_kernel_sources(ini: Path, kernel_base: Path, dst: Path) -> None:
+    """What CANN's copy step ships from the kernel base into the package's kernel directory, with the semantics of
+    asc-devkit cmake/asc/fwk_modules/util/ascendc_copy_kernel_src.py (written for the tests): for every section of
+    <target>_custom_source_files.ini, a kernel_dir is copied as a whole tree (soft links refused), a kernel_file
+    alone (relative to its kernel_dir, else to the base); relative paths may not climb out of the base."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ini)
+
+    def safe(rel: str) -> str:
+        assert not Path(rel).is_absolute() and ".." not in Path(rel).parts, rel
+        return rel
+
+    for section in config.sections():
+        sub = safe(config.get(section, "kernel_dir")) if config.has_option(section, "kernel_dir") else None
+        if sub is not None:
+            src = kernel_base / sub
+            for path in sorted(src.rglob("*")):
+                assert not path.is_symlink(), path
+                if path.is_file():
+                    target = dst / sub / path.relative_to(src)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if not target.exists():
+                        shutil.copy2(path, target)
+        if config.has_option(section, "kernel_file"):
+            rel = Path(sub or ".") / config.get(section, "kernel_file")
+            src_file = kernel_base / safe(str(rel))
+            assert src_file.is_file(), f"kernel src file {src_file} not found"
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            if not (dst / rel).exists():
+                shutil.copy2(src_file, dst / rel)

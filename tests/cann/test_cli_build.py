@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -311,3 +312,41 @@ def test_every_device_build_states_auto_sync(tmp_path: Path) -> None:
     func = text("package", "project/cmake/func.cmake")
     call = "npu_op_kernel_options(ascendc_kernels ALL OPTIONS ${LOSSGRAD_KERNEL_OPTIONS})"
     assert call in func and func.index("npu_op_code_gen(") < func.index(call) < func.index("npu_op_kernel_library(")
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("g++") is None, reason="needs cmake and g++")
+def test_source_package_ships_the_kernel_headers(tmp_path: Path) -> None:
+    """The package project configured against a stand-in ASC package (tests/cann/standin/asc_package) registers its
+    kernel sources so that CANN's copy step (_cann_support.standin_copy_kernel_sources) ships every kernel with the
+    shared lossgrad_tiling_data.h: each shipped kernel compiles from the shipped directory alone (online compile of
+    the source package). A KERNEL_FILE-only registration shipped the .cpp files without the header."""
+    import platform
+    import subprocess
+
+    from _cann_support import ASC_PACKAGE_STANDIN, FAKE_CANN, standin_copy_kernel_sources
+
+    root = tmp_path / "cann"
+    asc_dir = root / f"{platform.machine()}-linux" / "lib64" / "cmake"
+    asc_dir.mkdir(parents=True)
+    shutil.copyfile(ASC_PACKAGE_STANDIN, asc_dir / "asc-config.cmake")
+    ops = list(OPS.values())
+    plan = project.plan_build("package", "Ascend910B1", ops, out=tmp_path / "out")
+    project.write_files(plan)
+    build = tmp_path / "build"
+    proc = subprocess.run(["cmake", "-S", str(plan.project_dir), "-B", str(build), f"-DASCEND_CANN_PACKAGE_PATH={root}",
+                           "-DASCEND_COMPUTE_UNIT=ascend910b"], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ini = build / "autogen" / "ascendc_kernels_custom_source_files.ini"
+    kernel_base = Path((build / "autogen" / "ascendc_kernels_src_base.txt").read_text())
+    assert kernel_base == plan.project_dir / "op_kernel"
+    shipped = tmp_path / "dynamic"
+    standin_copy_kernel_sources(ini, kernel_base, shipped)
+    assert (shipped / "lossgrad_tiling_data.h").is_file()
+    for op in ops:
+        source = shipped / f"{op.entry_name}.cpp"
+        assert source.is_file()
+        macros = [f"-DDTYPE_{p.upper()}=float" for p in [io.proto for io in op.kernel_inputs] + [op.kernel_output]]
+        compiled = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", f"-I{FAKE_CANN}", *macros, str(source)],
+                                  capture_output=True, text=True)
+        assert compiled.returncode == 0, compiled.stderr[-2000:]
