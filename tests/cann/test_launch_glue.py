@@ -284,7 +284,8 @@ def test_cpu_debug_library_loads_for_every_soc(tmp_path: Path) -> None:
     launch = plan.project_dir / "launch"
     exe = tmp_path / "runner_cpu"
     _cxx([*CXXFLAGS, "-DFAKE_TIKICPULIB_IMPL", f"-I{FAKE_CANN}", f"-I{launch}",
-          f"-I{plan.project_dir / 'op_kernel'}", str(launch / f"{variant.name}_cpu_main.cpp"), str(launch / f"{variant.name}.cpp"), "-o", str(exe),
+          f"-I{plan.project_dir / 'op_kernel'}", str(launch / f"{variant.name}_cpu_main.cpp"),
+          str(launch / f"{variant.name}.cpp"), "-o", str(exe),
           f"-L{libs['Ascend910B1'].parent}", "-lcpudebug"])
     job = _job(variant, total=6)
     tiling, inputs, output = runner._write_inputs(tmp_path, job)
@@ -441,3 +442,51 @@ def test_npusim_runs_the_board_runner(tmp_path: Path, cpu_runner_exe: tuple[Path
     with pytest.raises(runner.CannRunError, match="did not report success"):
         runner._run_under_npusim(cann, target, built, job0, bad, (files[0], files[1][:2] + [bad / "no.bin"],
                                                                     files[2]), "stand-in", 60)
+
+
+def test_bench_sim_reads_the_simulator_traces(tmp_path: Path, cpu_runner_exe: tuple[Path, Variant],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench --backend sim times from the simulator profilers' traces, not OpBasicInfo.csv: the camodel runner under
+    a stand-in `msopprof simulator` (OPPROF_<ts>/simulator/trace.json in its working directory), 950's board runner
+    under a stand-in `npusim record --gen-report` (report/results/kernel_0/core_0/trace_core0.json); each
+    repetition's output is checked."""
+    import dataclasses
+
+    from lossgrad.cann import bench
+    from lossgrad.cann.detect import CannInstall
+
+    exe, variant = cpu_runner_exe
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "msopprof").write_text(
+        '#!/bin/sh\n[ "$1" = simulator ] || exit 9\ncase $2 in --soc-version=Ascend910B1) ;; *) exit 8;; esac\n'
+        'shift 2\n"$@" || exit 1\nmkdir -p OPPROF_0_x/simulator\n'
+        'echo \'{"traceEvents": [{"ph": "X", "ts": 5, "dur": 20}, {"ph": "X", "ts": 7, "dur": 30.5}]}\' '
+        '> OPPROF_0_x/simulator/trace.json\n')
+    (bindir / "npusim").write_text(
+        '#!/bin/sh\napp=$2; shift 2\nwhile [ $# -gt 0 ]; do case $1 in -o) out=$2; shift 2;; -u) args=$2; shift 2;;'
+        ' --gen-report) rep=1; shift;; *) shift 2;; esac; done\nd="$out/npusim_0/report/results/kernel_0/core_0"\n'
+        'mkdir -p "$d"\neval "$app $args" > "$out/npusim.log" 2>&1\n'
+        '[ -n "$rep" ] && echo \'[{"ph": "X", "ts": 1, "dur": 9}]\' > "$d/trace_core0.json"\nexit 0\n')
+    for tool in ("msopprof", "npusim"):
+        (bindir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    cann = CannInstall(root=tmp_path / "cann", host_arch="x86_64", version=None, version_source=None)
+    modes: list[str] = []
+
+    def fake_build(cann_: CannInstall, target: BuildTarget, v: Variant, mode: str) -> runner.BuiltVariant:
+        modes.append(mode)
+        return runner.BuiltVariant(v, "launch-asc", mode, tmp_path / f"built-{mode}", exe, tmp_path / "libk.so", "k")
+
+    (tmp_path / "built-sim").mkdir()
+    (tmp_path / "built-npu").mkdir()
+    monkeypatch.setattr(bench, "build_variant", fake_build)
+    job = _job(variant, total=6)
+    result = bench._bench_sim(cann, job, reps=2, timeout=60)
+    assert modes == ["sim"] and result.samples == 2 and result.median_us == pytest.approx(32.5)
+    job950 = dataclasses.replace(job, call=dataclasses.replace(job.call, soc=get_soc("Ascend950PR_9579")))
+    result = bench._bench_sim(cann, job950, reps=1, timeout=60)
+    assert modes == ["sim", "npu"] and result.median_us == pytest.approx(9.0)  # npusim runs the board build
+    stale = _job(variant, total=0)  # the kernel stores nothing: the repetition fails, whatever the trace says
+    with pytest.raises(runner.CannRunError, match="canary"):
+        bench._bench_sim(cann, stale, reps=1, timeout=60)

@@ -144,12 +144,25 @@ def test_worker_reports_errors_as_json(tmp_path: Path) -> None:
     assert usage.returncode == 2
 
 
-def test_msprof_csv_parsing(tmp_path: Path) -> None:
-    d = tmp_path / "OPPROF_1" / "device0"
-    d.mkdir(parents=True)
-    (d / "OpBasicInfo.csv").write_text("Op Name,Op Type,Task Duration(us),Block Dim\nk,vector,12.5,40\n")
-    (d / "OpBasicInfo_2.csv").write_text("Op Name,Task Duration（us）\nk,7.25\n")
-    assert bench.read_task_duration_us(tmp_path) == [12.5, 7.25]
+def test_simulator_trace_span(tmp_path: Path) -> None:
+    """The simulator profilers' Chrome traces (msopprof simulator: OPPROF_*/simulator/trace.json, the all-core
+    summary, beside per-core files; npusim: report/results/kernel_*/core_*/trace_core<N>.json): the span of the
+    complete events, in microseconds; metadata and instant events do not count."""
+    sim = tmp_path / "a" / "OPPROF_1" / "simulator"
+    (sim / "core0.veccore0").mkdir(parents=True)
+    (sim / "trace.json").write_text(json.dumps({"traceEvents": [
+        {"name": "process_name", "ph": "M", "pid": 0}, {"name": "MOV", "ph": "X", "ts": 10.0, "dur": 2.5},
+        {"name": "VADD", "ph": "X", "ts": 11.0, "dur": 4.0}, {"name": "flag", "ph": "i", "ts": 90.0}]}))
+    (sim / "core0.veccore0" / "trace_core0.json").write_text(json.dumps([{"ph": "X", "ts": 0.0, "dur": 500.0}]))
+    assert bench.read_trace_span_us(tmp_path / "a") == pytest.approx(5.0)  # the summary wins over per-core files
+    cores = tmp_path / "b" / "npusim_1_x" / "report" / "results" / "kernel_0"
+    for i, (ts, dur) in enumerate([(3.0, 4.0), (1.0, 2.0)]):
+        (cores / f"core_{i}").mkdir(parents=True)
+        (cores / f"core_{i}" / f"trace_core{i}.json").write_text(json.dumps([{"ph": "X", "ts": ts, "dur": dur}]))
+    assert bench.read_trace_span_us(tmp_path / "b") == pytest.approx(6.0)  # first start to last end over cores
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "OpBasicInfo.csv").write_text("Op Name,Task Duration(us)\nk,12.5\n")  # on-board only
+    assert bench.read_trace_span_us(tmp_path / "c") is None
 
 
 def test_bench_figures() -> None:

@@ -2,14 +2,17 @@
 
 npu: each repetition is timed with device events around one launch, after an L2 flush (a device memset of a buffer
 larger than L2, queued on the same stream); our kernel and CANN's built-in aclnn op (when the toolkit exports it)
-alternate A/B/A/B so clock and thermal drift hit both alike; medians are reported. sim: the host runner runs under
-`msprof op simulator` and the kernel time is read from its OpBasicInfo.csv ("Task Duration(us)"; simulated times are
-for reference only, per CANN's docs). Achieved bandwidth counts each byte the kernel must move once: the inputs it
+alternate A/B/A/B so clock and thermal drift hit both alike; medians are reported. sim: the camodel build of the host
+runner runs under `msopprof simulator` (`msprof op simulator` on older toolkits), 950's board build under
+`npusim record --gen-report`; the simulator profilers write instruction traces, not OpBasicInfo.csv (which only the
+on-board profiler writes): OPPROF_*/simulator/trace.json with per-core files (asc-devkit docs/zh 调试调优/性能调优.md),
+npusim_*/report/results/kernel_*/core_*/trace_core<N>.json (ops-nn docs/zh/debug/op_debug_prof.md). The kernel time is
+the span of the traced events (simulated times are for reference only, per CANN's docs). Achieved bandwidth counts each byte the kernel must move once: the inputs it
 reads (KL never reads self's values) plus the output, against the SoC table's memory bandwidth.
 """
 from __future__ import annotations
 
-import csv
+import json
 import shutil
 import statistics
 from dataclasses import dataclass
@@ -24,7 +27,8 @@ from ..validation import Call
 from . import envs
 from .detect import CannInstall, device_present, require_cann
 from .runner import (CannRunError, KernelJob, _check_output, _run_process, _runner_args, _simulator_env, _write_inputs,
-                     build_variant, kernel_job, kernel_spec, run_dir_in, run_worker)
+                     build_variant, kernel_job, kernel_spec, npusim_command, npusim_executable, run_dir_in,
+                     run_worker, simulator_route)
 from .targets import BuildTarget
 
 MIN_FLUSH_BYTES = 256 * 1024 * 1024
@@ -128,49 +132,77 @@ def _bench_npu(cann: CannInstall, job: KernelJob, reps: int, warmup: int, compar
                    [t * 1e3 for t in times.get("aclnn", [])], notes)
 
 
-def read_task_duration_us(root: Path) -> list[float]:
-    """Kernel times from every OpBasicInfo*.csv under an msprof output directory ("Task Duration(us)"; one
-    third-party mapping spells the parentheses full-width, so both are accepted)."""
-    out: list[float] = []
-    for path in sorted(root.rglob("OpBasicInfo*.csv")):
-        with open(path, newline="") as fh:
-            for row in csv.DictReader(fh):
-                for key, value in row.items():
-                    norm = (key or "").replace("（", "(").replace("）", ")").strip().lower()
-                    if norm == "task duration(us)" and value not in (None, "", "N/A"):
-                        out.append(float(value))
-    return out
+def _trace_events(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text())
+    events = data.get("traceEvents", []) if isinstance(data, dict) else data
+    return [e for e in events if isinstance(e, dict)]
+
+
+def read_trace_span_us(root: Path) -> float | None:
+    """The simulated kernel time under a profiler output directory: from the first traced event's start to the last
+    one's end, over the complete ("X") events of the Chrome-trace files (ts and dur in microseconds, the trace event
+    format's unit). The all-core summary trace.json is used where it exists (msopprof simulator), else every
+    per-core trace*.json (npusim's trace_core<N>.json). None when no trace holds a timed event."""
+    files = sorted(root.rglob("trace.json")) or sorted(root.rglob("trace*.json"))
+    starts: list[float] = []
+    ends: list[float] = []
+    for path in files:
+        for e in _trace_events(path):
+            ts, dur = e.get("ts"), e.get("dur")
+            if e.get("ph") == "X" and isinstance(ts, (int, float)) and isinstance(dur, (int, float)):
+                starts.append(float(ts))
+                ends.append(float(ts) + float(dur))
+    return (max(ends) - min(starts)) if starts else None
+
+
+def simulator_profiler(soc_version: str) -> list[str]:
+    """msopprof simulator (current toolkits, asc-devkit docs/zh 调试调优/性能调优.md), else msprof op simulator (ops-nn
+    docs/zh/debug/op_debug_prof.md); both write OPPROF_*/simulator/ into the working directory or --output."""
+    tool = shutil.which("msopprof")
+    if tool is not None:
+        return [tool, "simulator", f"--soc-version={soc_version}"]
+    tool = shutil.which("msprof")
+    if tool is not None:
+        return [tool, "op", "simulator"]
+    raise BackendUnavailable("simulator timings need CANN's msopprof (or msprof) on PATH (`source <cann>/set_env.sh`)")
 
 
 def _bench_sim(cann: CannInstall, job: KernelJob, reps: int, timeout: float) -> BenchResult:
     target = BuildTarget(job.call.soc)
-    if target.npu_arch == 3510:
-        # 950 parts run in npusim, not camodel; how msprof's op simulator drives npusim is not documented to us.
-        raise BackendUnavailable(f"simulator timings on {target.soc_version}: `msprof op simulator` drives the "
-                                 "camodel simulators, and Ascend 950 is simulated by npusim; time it on the device "
-                                 "(--backend npu) or check numbers with `lossgrad verify --backend sim`")
-    msprof = shutil.which("msprof")
-    if msprof is None:
-        raise BackendUnavailable("simulator timings need CANN's msprof on PATH (`source <cann>/set_env.sh`)")
-    built = build_variant(cann, target, job.variant, "sim")
-    assert built.executable is not None
+    route = simulator_route(cann, target)
+    npusim = npusim_executable() if route == "npusim" else None
+    profiler = None if npusim else simulator_profiler(target.soc_version)
+    built = build_variant(cann, target, job.variant, "npu" if npusim else "sim")
+    if built.executable is None:
+        raise CannRunError(f"the build of {job.variant.name} in {built.out} produced no host runner")
     times: list[float] = []
-    what = f"msprof op simulator on {job.call.op.name}"
+    what = f"{'npusim' if npusim else 'the simulator profiler'} on {job.call.op.name}"
     with run_dir_in(built.out) as run_dir:
         tiling, inputs, output = _write_inputs(run_dir, job)  # once; each repetition profiles into its own dir
-        env = _simulator_env(cann, target, built, run_dir)
+        if npusim:
+            assert built.library is not None
+            env = envs.run_environment("npu", target, cann.root, cann.host_arch,
+                                       first_lib_dirs=[built.library.parent])
+        else:
+            env = _simulator_env(cann, target, built, run_dir)
         for rep in range(max(reps, 1)):
             prof = run_dir / f"prof{rep}"
+            prof.mkdir()
             output.unlink(missing_ok=True)
-            cmd = [msprof, "op", "simulator", f"--output={prof}", str(built.executable),
-                   *_runner_args(job, tiling, inputs, output)]
-            _run_process(cmd, env, run_dir, what, timeout)
+            app = [str(built.executable), *_runner_args(job, tiling, inputs, output)]
+            if npusim:
+                cmd = npusim_command(npusim, app, prof) + ["--gen-report"]
+            else:
+                assert profiler is not None
+                cmd = profiler + ([f"--output={prof}"] if profiler[1] == "op" else []) + app
+            _run_process(cmd, env, prof, what, timeout)
             _check_output(output, job.out_bytes, what)  # the kernel ran and stored its result
-            found = read_task_duration_us(prof)
-            if not found:
-                raise CannRunError(f"no Task Duration(us) in the msprof output under {prof}")
-            times.append(found[0])
-    return _result(job, "sim", times, [], ["simulated time (msprof op simulator); for reference only"])
+            span = read_trace_span_us(prof)
+            if span is None:
+                raise CannRunError(f"no timed event in a simulator trace (trace*.json) under {prof}")
+            times.append(span)
+    note = "simulated time (npusim trace span)" if npusim else "simulated time (msopprof simulator trace span)"
+    return _result(job, "sim", times, [], [note + "; for reference only"])
 
 
 def bench_on_cann(calls: Sequence[Call], backend: str, *, reps: int = 20, warmup: int = 3,
