@@ -43,6 +43,33 @@ def _check(call: object, out: np.ndarray) -> None:
     assert result.passed, result.describe()
 
 
+def _mixed_calls() -> list:
+    """Mixed-dtype calls: registered package columns (fused) and mixes the package path casts on the host."""
+    rng = np.random.default_rng(11)
+    f16, f32 = np.float16, np.float32
+    mixes = [("l1_loss_backward", f16, f32, f32, None), ("l1_loss_backward", f32, f16, f32, None),
+             ("mse_loss_backward", f16, f16, f16, "float32"), ("smooth_l1_loss_backward", f32, f16, f16, None),
+             ("kl_div_backward", f16, f32, f16, None), ("kl_div_backward", f32, f16, f16, "float32")]
+    calls = []
+    for name, g, s, t, out in mixes:
+        x = [rng.standard_normal((3, 37)).astype(d) for d in (g, s, t)]
+        calls.append(validate(OPS[name], *x, "mean", out_dtype=out, soc=SOC))
+    return calls
+
+
+@pytest.mark.cann
+def test_installed_layout_has_what_the_runs_use() -> None:
+    """The toolkit's CPU-debug library sits in a directory the CPU runs put on the library path (asc-tools'
+    per-architecture product directory), and its kernel-launch CMake modules are where the builds look."""
+    from lossgrad.cann.detect import require_cann
+    from lossgrad.cann.targets import BuildTarget
+
+    cann = require_cann("test")
+    target = BuildTarget.of(SOC)
+    dirs = target.tikicpulib_lib_dirs(cann.root, cann.host_arch)
+    assert any((d / "libcpudebug.so").is_file() for d in dirs), dirs
+
+
 @pytest.mark.cann
 @pytest.mark.parametrize("call", _calls(), ids=list(OPS))
 def test_cpu_debug_matches_golden(call: object) -> None:
@@ -69,6 +96,8 @@ def test_package_build_installs_under_the_output_dir(tmp_path: Path) -> None:
     vendor = out / "opp" / "vendors" / "lossgrad"
     assert list((vendor / "op_api" / "include").glob("aclnn_*.h"))
     assert (vendor / "op_api" / "lib" / "libcust_opapi.so").is_file()
+    shipped = [p.parent for p in vendor.rglob("*.cpp") if p.name.endswith("_custom.cpp")]
+    assert shipped and all((d / "lossgrad_tiling_data.h").is_file() for d in shipped)  # the source package compiles
     if config is not None:
         assert (config.read_bytes() if config.exists() else None) == before  # CANN's own vendors untouched
 
@@ -85,7 +114,7 @@ def test_device_through_the_custom_aclnn_package(tmp_path: Path) -> None:
     out = tmp_path / "pkg"
     result = CliRunner().invoke(build, ["--soc", SOC, "--flow", "package", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    for call in _calls():
+    for call in _calls() + _mixed_calls():
         _check(call, runner.run_on_cann(call, "npu", package=out))
 
 
