@@ -155,16 +155,12 @@ def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor], reduc
 
 
 def npu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
-    from .ops import bind, validate_shapes
+    from .ops import bind, common_device, validate_shapes
 
     def kernel(*args: Any, **kwargs: Any) -> torch.Tensor:
         b = bind(op, args, kwargs)
         rt = runtime(op)
-        device = b.self_.device
-        for name, t in zip(op.aclnn_params, b.tensors):
-            if t.device != device and t.dim() != 0:  # a 0-d tensor may live elsewhere, as torch's scalars do
-                raise RuntimeError(f"Expected all tensors to be on the same device: {op.aclnn_params[1]} is on "
-                                   f"{device}, {name} on {t.device}")
+        device = common_device(b)  # aten's rule: one device, CPU scalars (0-d) may accompany it
         soc = rt.soc(device)
         if b.soc is not None and get_soc(b.soc).name != soc:  # the lt.soc() block applies to the twin only
             raise invalid_error(f"soc: {b.soc!r} was requested but the tensors are on {device}, a {soc}")
