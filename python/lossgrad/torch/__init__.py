@@ -12,7 +12,7 @@ try:
     import torch as _torch  # noqa: F401
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess by tests/torch
     raise ImportError("lossgrad.torch needs PyTorch: pip install 'ascend-lossgrad[torch]' "
-                      f"(or pip install torch) ({_exc})") from _exc
+                      f"(or pip install torch==2.13.0) ({_exc})") from _exc
 
 import numbers
 from typing import Any
