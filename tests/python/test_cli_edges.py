@@ -249,7 +249,7 @@ def test_usage_errors(args: list[str], tmp_path: Path, capsys: Any) -> None:
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
-# -- item 13: run_kernel's argument types, damaged cache entries --------------------------------------------------------
+# -- item 13: run_kernel's argument types, damaged cache entries -------------------------------------------------------
 
 TINY_KERNEL = """#include "kernel_operator.h"
 extern "C" __global__ __aicore__ void tiny(GM_ADDR x) {
@@ -330,7 +330,7 @@ def test_damaged_library_that_cannot_be_removed_names_the_cache(tmp_path: Path,
         twin_build._discard_damaged(lib)
 
 
-# -- item 14: inf in the float64 columns is explained -------------------------------------------------------------------
+# -- item 14: inf in the float64 columns is explained ------------------------------------------------------------------
 
 def test_verify_table_explains_inf_vs_float64(tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOSSGRAD_CACHE", str(tmp_path / "cache"))

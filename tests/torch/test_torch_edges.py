@@ -200,3 +200,19 @@ def test_vmap_of_the_ops(name: str) -> None:
     batched = vmap(lambda a, b, c: op(a, b, c, "mean"))(g, s, t)
     rows = torch.stack([op(g[i], s[i], t[i], "mean") for i in range(3)])  # mean is per entry, not over the batch
     assert torch.equal(batched, rows)
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_functional_form_under_torch_func_grad(name: str) -> None:
+    """torch.ops.lossgrad.* under torch.func.grad fails in torch's generated autograd.Function (documented);
+    ops.functional(name) is the same op and derivative as a Function torch.func accepts."""
+    from lossgrad.torch.ops import functional
+
+    g, s, t = rand((3, 4), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((3, 4), torch.float32, 3).abs()
+    op = getattr(torch.ops.lossgrad, name)
+    with pytest.raises(RuntimeError, match="setup_context"):
+        grad(lambda x: op(x, s, t, "sum").sum())(g)
+    ours = grad(lambda x: functional(name)(x, s, t, "sum").sum())(g)
+    x = g.clone().requires_grad_()
+    (expected,) = torch.autograd.grad(op(x, s, t, "sum").sum(), x)  # the registered derivative, eager autograd
+    assert torch.equal(ours, expected)
