@@ -14,7 +14,12 @@ They reproduce torch's gradient wherever torch defines it (docs/torch.md lists h
 - ``size_average``/``reduce``: mapped to a reduction by torch's own legacy rule (with torch's deprecation warning).
 - ``weight`` (l1_loss, mse_loss): the unreduced loss from our op, weighted and reduced by torch ops, as torch does.
 Where aclnn and torch still differ: a NaN in input - target gives 0 (aclnn's sign) instead of NaN for L1 and
-SmoothL1. Input and target must share a dtype the SoC supports.
+SmoothL1.
+- dtypes: the backward runs in torch's result dtype (the promotion of grad_output, input and target; float32 under
+  CPU autocast), then casts to each input's dtype before summing to its shape, as torch's graph does; so every
+  float32/float16/bfloat16 mix and autocast give torch's gradient. float64 has no kernel on any SoC: 161002.
+- torch.func: setup_context-style Functions with generated vmap rules; inside a transform the backward calls the
+  op's functional form (ops.functional), which torch.func accepts.
 """
 from __future__ import annotations
 
