@@ -209,7 +209,18 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
               ) -> list[CaseResult]:
     """Run cases concurrently and return their results in order. `progress(done, total, failed)` is called at once
     with done=0 and after every finished case; `notes(line)` receives what the run is doing meanwhile (building the
-    kernel libraries). KeyboardInterrupt stops the run within a fraction of a second and is re-raised."""
+    kernel libraries). KeyboardInterrupt, and SIGTERM as Terminated, stop the run within a fraction of a second and
+    are re-raised."""
+    installed, previous = _catch_sigterm()  # from the start: the bundle sources are written before the pool forks
+    try:
+        return _run_cases(cases, backend, jobs, progress, notes)
+    finally:
+        if installed:  # None: a handler not set from Python, i.e. the default
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callable[[int, int, int], None] | None,
+               notes: Notes | None) -> list[CaseResult]:
     todo = list(cases)
     total = len(todo)
     if backend == "twin":
@@ -265,7 +276,6 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
 
     failed = done = built = 0
     t0 = time.perf_counter()
-    sigterm_set, previous_sigterm = _catch_sigterm()  # after the pool's fork: workers keep the default action
     try:
         if progress:
             progress(0, total, 0)
@@ -324,8 +334,6 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
             t.join(timeout=1.0)
         raise
     finally:
-        if sigterm_set:  # None: a handler not set from Python, i.e. the default
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous_sigterm is None else previous_sigterm)
         for _ in range(jobs):
             tasks.put(None)
     if pool is not None:
