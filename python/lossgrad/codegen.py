@@ -106,14 +106,28 @@ def tiling_header() -> str:
     return tiling_data.c_header()
 
 
-def _write(path: Path, text: str) -> None:
-    if path.exists() and path.read_text() == text:
-        return
+def write_atomic(path: Path, text: str) -> None:
+    """`path` holds `text` completely or is left as it was: the text goes to a temporary file in the same directory,
+    is flushed to the disk (fsync) and renamed over `path`; on any failure (a full disk: ENOSPC, EDQUOT) the
+    temporary file is deleted and the error raised. Concurrent writers of the same text are safe."""
     # Unique per process *and* thread: verify renders kernels from a thread pool, and two threads may write the
     # same shared header at once (a pid-only name let one thread rename the other's temp file away).
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}.{threading.get_ident()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())  # a full disk may only show here (delayed allocation)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write(path: Path, text: str) -> None:
+    if path.exists() and path.read_text() == text:
+        return
+    write_atomic(path, text)
 
 
 def write_kernel(out_dir: "str | os.PathLike[str]", op: "str | OpSpec",

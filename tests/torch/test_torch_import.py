@@ -41,3 +41,18 @@ def test_lossgrad_torch_without_torch_names_the_extra() -> None:
     assert proc.returncode != 0
     assert "ImportError" in proc.stderr and "ascend-lossgrad[torch]" in proc.stderr
 
+
+
+def test_one_torch_version_everywhere() -> None:
+    """The [torch] extra pins the version the tests run with; the README, docs/torch.md and .ci/run name the same."""
+    import re
+
+    root = Path(PYTHON_DIR).parent
+    extra = re.findall(r'^torch = \["([^"]*)"\]$', (root / "pyproject.toml").read_text(), re.M)  # no tomllib on 3.10
+    assert len(extra) == 1 and re.fullmatch(r"torch==\d+\.\d+\.\d+", extra[0]), extra
+    pin = extra[0]
+    readme = (root / "README.md").read_text()
+    assert readme.splitlines()[4].startswith(f".venv/bin/pip install {pin} && "), readme.splitlines()[4]
+    for text in (readme, (root / "docs" / "torch.md").read_text(), (root / ".ci" / "run").read_text()):
+        assert pin in text
+        assert set(re.findall(r"torch[=>]=[\d.]+", text)) == {pin}  # no other version named

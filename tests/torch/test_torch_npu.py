@@ -89,6 +89,8 @@ class StandInPackage:
             inputs = [self.tensors.live[int(h.value)] for h in handles]
             key = len(self.pending) + 100
             self.pending[key] = {"op": op, "inputs": inputs, "out": self.tensors.live[int(out.value)],
+                                 "addresses": [int(h.value) and self.tensors.live[int(h.value)][2] for h in handles],
+                                 "sized_under": list(getattr(self, "guards", [])),
                                  "reduction": reduction.value.decode(), "attrs": [s.value for s in scalars],
                                  "scalar_types": [type(s) for s in scalars]}
             size._obj.value = WORKSPACE
@@ -100,7 +102,8 @@ class StandInPackage:
         def second(workspace: ctypes.c_void_p, size: ctypes.c_uint64, executor: ctypes.c_void_p,
                    stream: ctypes.c_void_p) -> int:
             job = self.pending.pop(int(executor.value))
-            job.update(stream=stream.value, workspace=bool(workspace.value), workspace_size=size.value)
+            job.update(stream=stream.value, workspace=bool(workspace.value), workspace_size=size.value,
+                       launched_under=list(getattr(self, "guards", [])))
             arrays = {io.role: _array(rec) for io, rec in zip(op.kernel_inputs, job["inputs"])}
             out = _array(job["out"])
             attrs = dict(zip((a.name for a in op.attrs), job["attrs"]))
@@ -121,15 +124,42 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> dict[str, Any]:
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path / "cann"))
     monkeypatch.setenv(npu.CUSTOM_OPP_VAR, str(vendor))
     monkeypatch.delenv(npu.OPP_VAR, raising=False)
-    device = {"name": "Ascend910B3"}
+    device = {"name": "Ascend910B3", "current": 0, "guards": [], "formats": {}, "format_casts": []}
+
+    class DeviceGuard:  # torch_npu.npu.device: makes a device current for the block
+        def __init__(self, index: int) -> None:
+            self.index = index
+
+        def __enter__(self) -> None:
+            self.saved, device["current"] = device["current"], self.index
+            device["guards"].append(self.index)
+
+        def __exit__(self, *exc: Any) -> None:
+            device["current"] = self.saved
+            device["guards"].pop()
+
+    def format_cast(t: torch.Tensor, acl_format: int) -> torch.Tensor:
+        device["format_casts"].append((device["formats"][t.data_ptr()], acl_format))
+        out = t.clone()
+        device["formats"][out.data_ptr()] = acl_format
+        return out
+
+    def raw_stream(index: int) -> int:
+        device["stream_fetched_under"] = list(device["guards"])
+        return STREAM
+
     # torch_npu's draining raw-stream accessor gives STREAM; Stream.npu_stream (the fallback) something else
     fake_torch_npu = types.SimpleNamespace(
-        _C=types.SimpleNamespace(_npu_getCurrentRawStream=lambda index: STREAM),
+        _C=types.SimpleNamespace(_npu_getCurrentRawStream=raw_stream),
         npu=types.SimpleNamespace(current_stream=lambda dev: types.SimpleNamespace(npu_stream=STREAM + 1),
-                                  get_device_name=lambda index: device["name"]))
+                                  get_device_name=lambda index: device["name"], device=DeviceGuard,
+                                  current_device=lambda: device["current"]),
+        get_npu_format=lambda t: device["formats"].get(t.data_ptr(), npu.ACL_FORMAT_ND),
+        npu_format_cast=format_cast)
     monkeypatch.setitem(sys.modules, "torch_npu", fake_torch_npu)
     tensors = StandInTensors()
     package = StandInPackage(tensors)
+    package.guards = device["guards"]
     searched: list[Any] = []
 
     def find(symbol: str, names: Any, dirs: Any) -> Any:
@@ -219,6 +249,65 @@ def test_tensors_on_other_devices(stand_in: dict[str, Any]) -> None:
     x = torch.zeros(3)
     with pytest.raises(RuntimeError, match="same device"):
         _kernel("mse_loss_backward")(torch.zeros(3, device="meta"), x, x, 0)
+
+
+def test_launch_inside_the_device_guard(stand_in: dict[str, Any]) -> None:
+    """torch_npu runs each op under an OptionalDeviceGuard on self's device: both aclnn stages and the stream fetch
+    happen inside torch_npu.npu.device(...) for the tensors' device, and the previous device is restored."""
+    stand_in["device"]["current"] = 0
+    x = torch.zeros(3)
+    _kernel("mse_loss_backward")(torch.zeros(()), x, x, 1)
+    (job,) = stand_in["package"].launches
+    assert job["sized_under"] == job["launched_under"] == stand_in["device"]["stream_fetched_under"] == [0]
+    assert stand_in["device"]["guards"] == [] and stand_in["device"]["current"] == 0
+
+
+def test_device_guard_takes_the_tensors_device(stand_in: dict[str, Any]) -> None:
+    rt = npu.runtime(OPS["mse_loss_backward"])
+    stand_in["device"]["current"] = 0
+    with rt.device_guard(torch.device("privateuseone", 1)):  # tensors on npu:1 while npu:0 is current
+        assert stand_in["device"]["current"] == 1
+    assert stand_in["device"]["current"] == 0
+
+
+@pytest.mark.parametrize("fmt", [3, 4, 29])  # NC1HWC0, FRACTAL_Z, FRACTAL_NZ: torch_npu's L1 tests use them
+def test_private_storage_formats_are_converted_to_nd(fmt: int, stand_in: dict[str, Any]) -> None:
+    g, s, t = rand((4, 6), torch.float32, 1), rand((4, 6), torch.float32, 2), rand((4, 6), torch.float32, 3)
+    stand_in["device"]["formats"][s.data_ptr()] = fmt
+    stand_in["device"]["formats"][t.data_ptr()] = 0  # NCHW is a base format: described as it is
+    out = _kernel("l1_loss_backward")(g, s, t, 0)
+    assert stand_in["device"]["format_casts"] == [(fmt, npu.ACL_FORMAT_ND)]  # only the private one, to ND
+    (job,) = stand_in["package"].launches
+    assert s.data_ptr() not in job["addresses"]  # the aclTensor describes the ND copy, never the private layout
+    assert torch.equal(out, torch.sign(s - t) * g)
+
+
+def _vendor(root: Any, name: str) -> Any:
+    lib = root / "vendors" / name / "op_api" / "lib"
+    lib.mkdir(parents=True)
+    return lib
+
+
+def test_vendors_follow_load_priority(tmp_path: Any) -> None:
+    libs = {name: _vendor(tmp_path, name) for name in ("alpha", "lossgrad", "zeta")}
+    (tmp_path / "vendors" / "config.ini").write_text("# vendors\nload_priority=zeta,lossgrad\n")
+    dirs = npu.package_lib_dirs({npu.OPP_VAR: str(tmp_path)})
+    assert dirs == [libs["zeta"], libs["lossgrad"]]  # config order, not alphabetical; alpha is not listed
+    custom = tmp_path / "custom"
+    assert npu.package_lib_dirs({npu.OPP_VAR: str(tmp_path), npu.CUSTOM_OPP_VAR: str(custom)})[0] == \
+        custom / "op_api" / "lib"  # ASCEND_CUSTOM_OPP_PATH first
+
+
+@pytest.mark.parametrize("config,expected", [
+    (None, []),                                       # no config.ini: opbase loads no vendor
+    ("load_prioritymdc\n", []),                       # the priority line without '=' is invalid
+    ("\n# load_priority=alpha\nload_priority=lossgrad\r\n", ["lossgrad"]),
+    ("other=1\nload_priority=a,,b\nload_priority=c\n", ["a", "b"]),  # the first priority line only
+])
+def test_load_priority_parsing(tmp_path: Any, config: str | None, expected: list[str]) -> None:
+    if config is not None:
+        (tmp_path / "config.ini").write_bytes(config.encode())
+    assert npu.load_priority(tmp_path / "config.ini") == expected
 
 
 def test_empty_call_launches_nothing(stand_in: dict[str, Any]) -> None:

@@ -14,7 +14,12 @@ They reproduce torch's gradient wherever torch defines it (docs/torch.md lists h
 - ``size_average``/``reduce``: mapped to a reduction by torch's own legacy rule (with torch's deprecation warning).
 - ``weight`` (l1_loss, mse_loss): the unreduced loss from our op, weighted and reduced by torch ops, as torch does.
 Where aclnn and torch still differ: a NaN in input - target gives 0 (aclnn's sign) instead of NaN for L1 and
-SmoothL1. Input and target must share a dtype the SoC supports.
+SmoothL1.
+- dtypes: the backward runs in torch's result dtype (the promotion of grad_output, input and target; float32 under
+  CPU autocast), then casts to each input's dtype before summing to its shape, as torch's graph does; so every
+  float32/float16/bfloat16 mix and autocast give torch's gradient. float64 has no kernel on any SoC: 161002.
+- torch.func: setup_context-style Functions with generated vmap rules; inside a transform the backward calls the
+  op's functional form (ops.functional), which torch.func accepts.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ import torch.nn.functional as F
 from torch.nn import _reduction as _legacy
 
 from ..registry import KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD
-from .ops import op
+from .ops import functional, op
 
 L1, MSE, SMOOTH_L1, KL = (spec.name for spec in (L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD,
                                                  KL_DIV_BACKWARD))
@@ -37,14 +42,33 @@ def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -
     return reduction
 
 
+def _backward_op(name: str) -> Any:
+    """The operator the backward calls: under torch.func's transforms its setup_context-style Function (the only
+    kind they accept), elsewhere the dispatcher's op (what torch.compile traces as an opaque node)."""
+    if not torch.compiler.is_compiling() and torch._C._functorch.peek_interpreter_stack() is not None:
+        return functional(name)
+    return op(name)
+
+
+def _compute_dtype(*tensors: torch.Tensor) -> torch.dtype:
+    """torch's result dtype for the loss's backward: the promotion of grad_output, input and target (under CPU
+    autocast the loss ran in float32, so grad_output is float32 and so is the computation)."""
+    found = tensors[0].dtype
+    for t in tensors[1:]:
+        found = torch.promote_types(found, t.dtype)
+    return found
+
+
 class _Pointwise(torch.autograd.Function):
-    """L1, MSE and SmoothL1: loss(input, target) with torch; d/dinput from the kernel on the broadcast views."""
+    """L1, MSE and SmoothL1: loss(input, target) with torch; d/dinput from the kernel on the broadcast views.
+
+    setup_context style with generate_vmap_rule, so torch.func's grad, vjp and vmap apply (the ops' own vmap rule
+    is registered in ops.py)."""
+
+    generate_vmap_rule = True
 
     @staticmethod
-    def forward(ctx: Any, input: torch.Tensor, target: torch.Tensor, name: str, reduction: str,
-                beta: float) -> torch.Tensor:
-        ctx.save_for_backward(input, target)
-        ctx.name, ctx.reduction, ctx.beta = name, reduction, beta
+    def forward(input: torch.Tensor, target: torch.Tensor, name: str, reduction: str, beta: float) -> torch.Tensor:
         if name == L1:
             return F.l1_loss(input, target, reduction=reduction)
         if name == MSE:
@@ -52,24 +76,38 @@ class _Pointwise(torch.autograd.Function):
         return F.smooth_l1_loss(input, target, reduction=reduction, beta=beta)
 
     @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+        input, target, ctx.name, ctx.reduction, ctx.beta = inputs
+        ctx.save_for_backward(input, target)
+
+    @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         input, target = ctx.saved_tensors
         shape = torch.broadcast_shapes(input.shape, target.shape)
         attrs = (ctx.beta,) if ctx.name == SMOOTH_L1 else ()
-        grad = op(ctx.name)(grad_output, input.expand(shape), target.expand(shape), ctx.reduction, *attrs,
-                            out_dtype=input.dtype)
-        grad_input = grad.sum_to_size(input.shape) if ctx.needs_input_grad[0] else None
-        grad_target = (-grad).sum_to_size(target.shape).to(target.dtype) if ctx.needs_input_grad[1] else None
+        # As torch: the gradient in the promoted dtype (each input upcast exactly), then cast to each input's dtype
+        # and summed to its shape there (the cast node sits before the expand's sum in torch's graph).
+        compute = _compute_dtype(grad_output, input, target)
+        grad = _backward_op(ctx.name)(grad_output.to(compute), input.to(compute).expand(shape),
+                            target.to(compute).expand(shape), ctx.reduction, *attrs, out_dtype=compute)
+        grad_input = grad.to(input.dtype).sum_to_size(input.shape) if ctx.needs_input_grad[0] else None
+        grad_target = (-grad).to(target.dtype).sum_to_size(target.shape) if ctx.needs_input_grad[1] else None
         return grad_input, grad_target, None, None, None
 
 
 class _KlDiv(torch.autograd.Function):
+    generate_vmap_rule = True
+
     @staticmethod
-    def forward(ctx: Any, input: torch.Tensor, target: torch.Tensor, reduction: str, log_target: bool
-                ) -> torch.Tensor:
-        ctx.save_for_backward(input, target)
-        ctx.reduction, ctx.log_target = reduction, log_target
+    def forward(input: torch.Tensor, target: torch.Tensor, reduction: str, log_target: bool) -> torch.Tensor:
         return F.kl_div(input, target, reduction=reduction, log_target=log_target)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+        input, target, ctx.reduction, ctx.log_target = inputs
+        ctx.autocast = torch.is_autocast_enabled(input.device.type)  # kl_div runs in float32 under autocast
+        ctx.autocast_dtype = torch.get_autocast_dtype(input.device.type)
+        ctx.save_for_backward(input, target)
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
@@ -83,12 +121,20 @@ class _KlDiv(torch.autograd.Function):
                 broadcast = torch.broadcast_shapes(input.shape, target.shape)
                 if torch_n != (broadcast[0] if len(broadcast) else 1):
                     reduction, grad = "sum", grad_output / torch_n
-            grad_input = op(KL)(grad, input, target, reduction, ctx.log_target, out_dtype=input.dtype)
-        if ctx.needs_input_grad[1]:  # no aclnn op computes it: torch's own kl_div gradient
-            with torch.enable_grad():
-                t = target.detach().requires_grad_()
-                loss = F.kl_div(input.detach(), t, reduction=ctx.reduction, log_target=ctx.log_target)
-                (grad_target,) = torch.autograd.grad(loss, t, grad_output, create_graph=torch.is_grad_enabled())
+            # torch sums over broadcast axes in the promoted dtype and casts afterwards: so does the kernel
+            compute = _compute_dtype(grad, input, target)
+            big_t, log_target = target, ctx.log_target
+            if log_target and not ctx.autocast and target.dtype != compute:
+                # torch's kl_div takes exp(target) in target's dtype before the promoting product: so do we
+                big_t, log_target = target.exp(), False
+            grad_input = _backward_op(KL)(grad.to(compute), input.to(compute), big_t.to(compute), reduction,
+                                          log_target, out_dtype=compute).to(input.dtype)
+        if ctx.needs_input_grad[1]:  # no aclnn op computes it: torch's own kl_div gradient (a torch.func.vjp, which
+            # composes with torch.func's transforms where torch.autograd.grad inside a backward would not)
+            with torch.autocast(input.device.type, dtype=ctx.autocast_dtype, enabled=ctx.autocast):  # as forward
+                _, vjp = torch.func.vjp(lambda t: F.kl_div(input, t, reduction=ctx.reduction,
+                                                           log_target=ctx.log_target), target)
+            (grad_target,) = vjp(grad_output)
         return grad_input, grad_target, None, None
 
 

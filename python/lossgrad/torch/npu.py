@@ -1,6 +1,7 @@
 """The PrivateUse1 (torch_npu ``npu`` device) kernels: the installed custom-op package's aclnn two-stage API.
 
-For ``torch.ops.lossgrad.<name>`` on NPU tensors this module
+For ``torch.ops.lossgrad.<name>`` on NPU tensors this module, inside torch_npu's device guard for the tensors'
+device and with every tensor in private storage formats (NZ, 5HD, ...) first converted to ND,
   1. validates the call from the tensors' shapes and dtypes, for the device's SoC (``torch_npu.npu.get_device_name``);
   2. keeps the inputs' dtypes when they form one of the package's OpDef columns, else casts them to aclnn's compute
      dtype (exact: it only widens), and makes them contiguous on the device (docs/cann.md §2-3);
@@ -12,12 +13,13 @@ For ``torch.ops.lossgrad.<name>`` on NPU tensors this module
 
 The workspace is a torch tensor on the device, so torch_npu's caching allocator orders its reuse on the stream. The
 package is found through ``ASCEND_CUSTOM_OPP_PATH`` (the installed vendor directories, docs/cann.md §2), then
-``$ASCEND_OPP_PATH/vendors/*``. torch_npu, CANN and the package are looked up at the first NPU call; when any is
-missing, one ``NpuUnavailable`` names all that are.
+the vendors ``$ASCEND_OPP_PATH/vendors/config.ini`` lists in ``load_priority`` order. torch_npu, CANN and the
+package are looked up at the first NPU call; when any is missing, one ``NpuUnavailable`` names all that are.
 """
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,9 @@ from ._convert import DTYPE_TO_TORCH, lossgrad_dtype
 PACKAGE_LIBRARY = "libcust_opapi.so"
 CUSTOM_OPP_VAR = "ASCEND_CUSTOM_OPP_PATH"
 OPP_VAR = "ASCEND_OPP_PATH"
+# aclFormat: the base (plain strided) formats, FormatHelper::IsBaseFormatType's set; every other is a private layout
+ACL_FORMAT_ND = 2
+BASE_FORMATS = frozenset({0, 1, ACL_FORMAT_ND, 30})  # NCHW, NHWC, ND, NCDHW
 _SCALAR_CTYPES = {"Float": ctypes.c_double, "Bool": ctypes.c_bool}  # OpDef attr type -> aclnn C argument
 
 
@@ -59,13 +64,33 @@ def device_soc_or_none(device: torch.device) -> str | None:
 
 def package_lib_dirs(environ: "os._Environ[str] | dict[str, str] | None" = None) -> list[Path]:
     """Where an installed custom-op package keeps libcust_opapi.so: each ASCEND_CUSTOM_OPP_PATH vendor directory,
-    then every vendor under $ASCEND_OPP_PATH/vendors."""
+    then the vendors under $ASCEND_OPP_PATH/vendors in config.ini's load_priority order (opbase's
+    NnopbaseGetOppApiPath: $ASCEND_OPP_PATH/vendors/<name>/op_api/lib/libcust_opapi.so)."""
     env = os.environ if environ is None else environ
     vendors = [Path(p) for p in env.get(CUSTOM_OPP_VAR, "").split(os.pathsep) if p]
     opp = env.get(OPP_VAR, "")
     if opp:
-        vendors += sorted(p for p in (Path(opp) / "vendors").glob("*") if p.is_dir())
+        vendors += [Path(opp) / "vendors" / name for name in load_priority(Path(opp) / "vendors" / "config.ini")]
     return [v / "op_api" / "lib" for v in vendors]
+
+
+def load_priority(config: Path) -> list[str]:
+    """The vendor names of $ASCEND_OPP_PATH/vendors/config.ini, highest priority first, read as opbase reads them
+    (src/nnopbase/individual_op/executor/indv_collector.cpp, NnopbaseReadConfigFile): the first line, not empty and
+    not starting with '#', that contains "priority"; its value after '=' split at ','. No file, or that line without
+    '=', loads no vendor: vendors not listed are never searched, whatever their directory names."""
+    try:
+        lines = config.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        line = line.strip("\r\n")
+        if not line or line.startswith("#") or "priority" not in line:
+            continue
+        if "=" not in line:
+            return []
+        return [name for name in line.split("=", 1)[1].split(",") if name]
+    return []
 
 
 @dataclass
@@ -87,6 +112,31 @@ class NpuRuntime:
 
     def soc(self, device: torch.device) -> str:
         return str(self.torch_npu.npu.get_device_name(device.index if device.index is not None else 0))
+
+    def device_guard(self, device: torch.device) -> Any:
+        """torch_npu's device guard (its ops each hold a c10::OptionalDeviceGuard on self's device, op-plugin
+        op_plugin/utils/ops.cpp): without it, tensors on npu:1 while npu:0 is current would get npu:0's context."""
+        return self.torch_npu.npu.device(device.index if device.index is not None else self.current_device())
+
+    def current_device(self) -> int:
+        return int(self.torch_npu.npu.current_device())
+
+    def base_format(self, b: Any, device: torch.device) -> Any:
+        """The call with every tensor in a base storage format. torch_npu describes a tensor in a private format
+        (NC1HWC0 = 3, FRACTAL_Z = 4, FRACTAL_NZ = 29, ...) to aclnn with that format and its storage dims
+        (op-plugin op_plugin/utils/op_api_common.cpp, ConvertType); our aclTensors are plain strided ND views and
+        the package's OpDef lists ND only, so such a tensor is first converted to ND (npu_format_cast), the copy
+        torch_npu's own ops make when a kernel needs ND."""
+        get_format = getattr(self.torch_npu, "get_npu_format", None)
+        if get_format is None:  # a torch_npu without private formats
+            return b
+
+        def nd(t: torch.Tensor) -> torch.Tensor:
+            if t.device != device or int(get_format(t)) in BASE_FORMATS:  # a CPU scalar has no NPU format
+                return t
+            return self.torch_npu.npu_format_cast(t, ACL_FORMAT_ND)
+
+        return dataclasses.replace(b, grad=nd(b.grad), self_=nd(b.self_), target=nd(b.target))
 
 
 _RUNTIMES: dict[str, NpuRuntime] = {}
@@ -156,16 +206,16 @@ def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor], reduc
 
 
 def npu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
-    from .ops import bind, validate_shapes
+    from .ops import bind, common_device, validate_shapes
 
     def kernel(*args: Any, **kwargs: Any) -> torch.Tensor:
         b = bind(op, args, kwargs)
         rt = runtime(op)
-        device = b.self_.device
-        for name, t in zip(op.aclnn_params, b.tensors):
-            if t.device != device and t.dim() != 0:  # a 0-d tensor may live elsewhere, as torch's scalars do
-                raise RuntimeError(f"Expected all tensors to be on the same device: {op.aclnn_params[1]} is on "
-                                   f"{device}, {name} on {t.device}")
+        device = common_device(b)  # aten's rule: one device, CPU scalars (0-d) may accompany it
+        with rt.device_guard(device):  # the tensors' device is current for allocation, stream and launch
+            return launch(rt, rt.base_format(b, device), device)
+
+    def launch(rt: NpuRuntime, b: Any, device: torch.device) -> torch.Tensor:
         soc = rt.soc(device)
         if b.soc is not None and get_soc(b.soc).name != soc:  # the lt.soc() block applies to the twin only
             raise invalid_error(f"soc: {b.soc!r} was requested but the tensors are on {device}, a {soc}")

@@ -128,6 +128,22 @@ def validate_shapes(b: Bound, soc_name: str) -> Call:
     return validate(b.op, *arrays, b.reduction, b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=soc_name)
 
 
+def common_device(b: Bound) -> torch.device:
+    """The device every tensor must share, as aten's TensorIterator decides it: the first tensor's that is not a 0-d
+    CPU tensor (torch's CPU scalars may accompany any device). Mixed devices raise aten's RuntimeError, so a meta
+    tensor among CPU ones is refused instead of yielding an uninitialised result."""
+    device: torch.device | None = None
+    for name, t in zip(b.op.aclnn_params, b.tensors):
+        if t.dim() == 0 and t.device.type == "cpu":
+            continue
+        if device is None:
+            device = t.device
+        elif t.device != device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{device} and {t.device}! ({name} of {NAMESPACE}::{b.op.name})")
+    return device if device is not None else torch.device("cpu")
+
+
 def output_shape(b: Bound) -> torch.Size:
     if b.op.output_shape is OutputShape.SELF:
         return b.self_.shape
@@ -141,6 +157,9 @@ def _cpu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
 
     def kernel(*args: Any, **kwargs: Any) -> torch.Tensor:
         b = bind(op, args, kwargs)
+        common_device(b)
+        for name, x in zip(op.aclnn_params, b.tensors):  # float8, complex32: no NumPy view, 161002 before one is made
+            lossgrad_dtype(x.dtype, name)
         g, s, t = (to_numpy(x) for x in b.tensors)
         result = fn(g, s, t, b.reduction, **b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=current_soc(b.soc),
                     backend="twin")
@@ -154,8 +173,10 @@ def _cpu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
 def _fake_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
     def fake(*args: Any, **kwargs: Any) -> torch.Tensor:
         b = bind(op, args, kwargs)
+        device = common_device(b)
         call = validate_shapes(b, _fake_soc(b))
-        return b.self_.new_empty(output_shape(b), dtype=DTYPE_TO_TORCH[call.out_dtype])
+        like = next(t for t in (b.self_, *b.tensors) if t.device == device)  # new_empty keeps the fake mode
+        return like.new_empty(output_shape(b), dtype=DTYPE_TO_TORCH[call.out_dtype])
 
     return fake
 
@@ -246,6 +267,58 @@ def _double_backward(op: OpSpec) -> Callable[..., tuple[torch.Tensor | None, ...
     return backward
 
 
+def _functional(op: OpSpec) -> Callable[..., torch.Tensor]:
+    """The op as a setup_context-style autograd.Function, for the drop-ins' backward: the Function torch.func's
+    grad, vjp and vmap require (torch.library.register_autograd's generated one lacks setup_context and fails under
+    them, and a Function cannot be applied inside a dispatcher kernel there). Its forward runs the op (without
+    recording), its backward is the op's registered derivative; vmap is generated from the op's vmap rule."""
+    default = getattr(getattr(torch.ops, NAMESPACE), op.name).default
+    setup, derivative = _setup_context(op), _double_backward(op)
+
+    class Fn(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(*args: Any) -> torch.Tensor:
+            *positional, out_dtype, soc_name = args
+            # grad mode is off in a Function's forward: the op's autograd kernel passes straight to its kernels
+            return default(*positional, out_dtype=out_dtype, soc=soc_name)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+            *positional, out_dtype, soc_name = inputs
+            setup(ctx, tuple(positional), {"out_dtype": out_dtype, "soc": soc_name}, output)
+
+        @staticmethod
+        def backward(ctx: Any, gg: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+            return (*derivative(ctx, gg), None, None)  # out_dtype and soc take no gradient
+
+    Fn.__name__ = f"{op.name}_function"
+
+    def call(*args: Any, **kwargs: Any) -> torch.Tensor:
+        b = bind(op, args, kwargs)
+        reduction = int(parse_reduction(op, b.reduction))  # the default overload's integer
+        return Fn.apply(*b.tensors, reduction, *b.attrs.values(), b.out_dtype, b.soc)
+
+    return call
+
+
+# -- vmap: one kernel call per batch entry ------------------------------------------------------------------------
+
+def _vmap_rule(op: OpSpec) -> Callable[..., tuple[torch.Tensor, int]]:
+    """torch.func.vmap over the op: the op on each batch entry, stacked along dim 0. A batched call cannot be one
+    kernel launch: the reduction's divisor and KL's sum to self's shape are per entry."""
+    default = getattr(getattr(torch.ops, NAMESPACE), op.name).default
+
+    def rule(info: Any, in_dims: tuple[Any, ...], *args: Any, **kwargs: Any) -> tuple[torch.Tensor, int]:
+        def entry(i: int) -> list[Any]:
+            return [a.select(d, i) if d is not None else a for a, d in zip(args, in_dims)]
+
+        return torch.stack([default(*entry(i), **kwargs) for i in range(info.batch_size)]), 0
+
+    return rule
+
+
 # -- registration -----------------------------------------------------------------------------------------------------
 
 LIBRARY = torch.library.Library(NAMESPACE, "DEF")
@@ -262,10 +335,19 @@ def _register(op: OpSpec) -> None:
     torch.library.register_fake(qualified, _fake_kernel(op), lib=LIBRARY)
     torch.library.register_autograd(qualified, _double_backward(op), setup_context=_setup_context(op), lib=LIBRARY)
     LIBRARY.impl(f"{op.name}.str", _by_name(op), "CompositeImplicitAutograd")
+    torch.library.register_vmap(qualified, _vmap_rule(op), lib=LIBRARY)
 
 
 for _op in OPS.values():
     _register(_op)
+
+
+_FUNCTIONAL = {name: _functional(spec) for name, spec in OPS.items()}
+
+
+def functional(name: str) -> Callable[..., torch.Tensor]:
+    """The op as an autograd.Function that torch.func's transforms accept (what the drop-ins' backward calls)."""
+    return _FUNCTIONAL[name]
 
 
 def op(name: str) -> Any:

@@ -263,6 +263,15 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
     (LocalTensor GetValue/SetValue) with PIPE_V/MTE2/MTE3 both ways. `False` demands that synchronisation explicitly.
     A run-time switch of the same library: no rebuild."""
+    # The launch's C types (uint32_t blockDim, uint64_t tilingKey, a bool switch): refused, never coerced.
+    if isinstance(block_dim, (bool, np.bool_)) or not isinstance(block_dim, (int, np.integer)):
+        raise TypeError(f"block_dim must be an int, got {type(block_dim).__name__} {block_dim!r}")
+    if isinstance(tiling_key, (bool, np.bool_)) or not isinstance(tiling_key, (int, np.integer)):
+        raise TypeError(f"tiling_key must be an int, got {type(tiling_key).__name__} {tiling_key!r}")
+    if not 0 <= int(tiling_key) < 2 ** 64:
+        raise ValueError(f"tiling_key must be in [0, 2**64 - 1] (a uint64_t), got {tiling_key}")
+    if not isinstance(auto_sync, (bool, np.bool_)):
+        raise TypeError(f"auto_sync must be a bool, got {type(auto_sync).__name__} {auto_sync!r}")
     soc_ = get_soc(soc)
     if not 1 <= int(block_dim) <= 65535:
         raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")

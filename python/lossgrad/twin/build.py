@@ -12,12 +12,15 @@ which costs about as much compiler time as two single kernels instead of one per
 """
 from __future__ import annotations
 
+import ctypes
+import errno
 import fcntl
 import hashlib
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -268,7 +271,7 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
     key = h.hexdigest()[:32]
     out_dir = cache_root() / "twin" / key
     lib = out_dir / f"{kernel_name}.so"
-    if lib.exists():
+    if lib.exists() and _loadable(lib):
         return BuiltKernel(lib, True, 0.0)
     if key in _failed:
         err = _failed[key]
@@ -280,7 +283,9 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if lib.exists():
-                return BuiltKernel(lib, True, time.perf_counter() - t0)
+                if _loadable(lib):
+                    return BuiltKernel(lib, True, time.perf_counter() - t0)
+                _discard_damaged(lib)  # then rebuilt below
             pch = _precompiled(macro, f"the twin headers for {soc.name}") if precompiled else None
             with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
                 shim = Path(tmp) / "shim.cpp"
@@ -290,6 +295,9 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
                        *[f"-I{d}" for d in incs], *[f"-D{k}={v}" for k, v in macro.items()],
                        "-o", str(tmp_lib), str(shim)]
                 status, stderr = _run_compiler(cmd, what)
+                if status != 0 and _NO_SPACE in stderr:  # not the kernel's fault, and not remembered as one
+                    raise OSError(errno.ENOSPC, f"{_NO_SPACE} while compiling {what} (g++: "
+                                  f"{_explain(stderr).splitlines()[0]})", str(out_dir))
                 if status != 0:
                     err = TwinCompileError(f"{src.name} does not compile for {soc.name} "
                                            f"(NpuArch {soc.arch.npu_arch}):\n{_explain(stderr)}", stderr)
@@ -299,6 +307,65 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return BuiltKernel(lib, False, time.perf_counter() - t0)
+
+
+# ---- damaged cache entries and full disks ---------------------------------------------------------------------------
+
+_NO_SPACE = os.strerror(errno.ENOSPC)  # "No space left on device", as g++, as and ld report it
+_LOADABLE: set[str] = set()  # libraries this process has seen load (a damaged file never gets here)
+
+
+def _elf_complete(lib: Path) -> bool:
+    """Whether an ELF file holds every byte its headers describe. dlopen maps a truncated library and the process
+    dies of SIGBUS when the loader touches the missing pages, so truncation is checked before dlopen."""
+    try:
+        with open(lib, "rb") as fh:
+            head = fh.read(64)
+            size = os.fstat(fh.fileno()).st_size
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] not in (1, 2):
+                return head[:4] == b"\x7fELF" and head[4:5] == b"\x01"  # ELF32: left to dlopen; else damaged
+            end = "<" if head[5] == 1 else ">"
+            phoff, shoff = struct.unpack_from(end + "QQ", head, 32)
+            phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", head, 54)
+            if shoff + shnum * shentsize > size or phoff + phnum * phentsize > size:
+                return False
+            fh.seek(phoff)
+            table = fh.read(phnum * phentsize)
+    except OSError:
+        return False
+    for i in range(phnum):  # every segment's file bytes: offset + filesz
+        offset, filesz = struct.unpack_from(end + "Q16xQ", table, i * phentsize + 8)
+        if offset + filesz > size:
+            return False
+    return True
+
+
+def _loadable(lib: Path) -> bool:
+    """Whether a cached library loads and has the launcher's entry. A library is only ever renamed into place whole,
+    but a disk fault, a copied cache or a hand edit can still damage one (a truncated file, a wrong header), and
+    every later call would fail the same way."""
+    key = str(lib)
+    if key in _LOADABLE:
+        return True
+    if not _elf_complete(lib):
+        return False
+    try:
+        ctypes.CDLL(key, mode=os.RTLD_LOCAL).twin_launch  # noqa: B018 - the symbol lookup is the check
+    except (OSError, AttributeError):
+        return False
+    _LOADABLE.add(key)
+    return True
+
+
+def _discard_damaged(lib: Path) -> None:
+    """Remove a damaged cached library so that it is rebuilt; when that is impossible, say what to delete."""
+    progress.notice(f"the cached kernel library {lib} is damaged (it does not load); rebuilding it")
+    try:
+        lib.unlink()
+    except OSError as exc:
+        raise OSError(exc.errno, f"the cached kernel library {lib} is damaged and cannot be removed "
+                      f"({exc.strerror}); delete the kernel cache {cache_root()} (it is rebuilt as needed) or "
+                      f"set LOSSGRAD_CACHE to another directory", str(lib)) from None
 
 
 # ---- bundles: several kernels in one library ---------------------------------------------------------------------

@@ -7,8 +7,12 @@ per-case threshold scale) - like the rows of ops-nn's case tables.
 from __future__ import annotations
 
 import csv
+import io
 import itertools
+import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable
 
 from ..dtypes import DType
@@ -184,26 +188,57 @@ def _shape_text(s: Shape) -> str:
     return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
 
 
+INT64_MAX = 2 ** 63 - 1
+_INTEGER = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: int() would also take "²"-like digits and "1_000"
+
+
+def parse_int(text: str) -> int:
+    """A decimal integer as a C int64_t parser reads one (optional sign, ASCII digits); ValueError otherwise."""
+    t = text.strip()
+    if not _INTEGER.fullmatch(t):
+        raise ValueError(f"{text!r} is not an integer")
+    return int(t)
+
+
 def parse_shape(text: str) -> Shape:
-    """"(2, 3)", "2,3", "[2,3]" -> (2, 3); "()" or "" -> (). Dimensions are non-negative integers."""
+    """"(2, 3)", "2,3", "[2,3]" -> (2, 3); "()" or "" -> (). Dimensions are non-negative integers whose product, the
+    element count, fits aclnn's int64_t (so does every dimension)."""
     t = text.strip().strip("()[] ")
     try:
-        dims = tuple(int(x) for x in t.split(",") if x.strip()) if t else ()
+        dims = tuple(parse_int(x) for x in t.split(",") if x.strip()) if t else ()
     except ValueError:
         raise ValueError(f"shape {text!r}: expected comma-separated integers such as (2,3)") from None
     if any(d < 0 for d in dims):
         raise ValueError(f"shape {text!r}: dimensions must be >= 0")
+    numel = 1
+    for d in dims:
+        numel *= d
+    if numel > INT64_MAX or any(d > INT64_MAX for d in dims):
+        raise ValueError(f"shape {text!r}: more elements than aclnn's int64_t sizes can describe")
     return dims
 
 
+def case_reduction(case: "Case") -> "str | int":
+    """The case's reduction as the API takes it: a name, or aclnn's integer when the table gives one ("2", KL's
+    "-1"), which validation then accepts or refuses exactly as aclnn does."""
+    try:
+        return parse_int(case.reduction)
+    except ValueError:
+        return case.reduction
+
+
 def write_csv(cases: Iterable[Case], path: str) -> None:
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
-        for c in cases:
-            w.writerow([c.id, c.op, c.soc, *(_shape_text(s) for s in c.shapes), ";".join(c.dtypes), c.reduction,
-                        "" if c.beta is None else repr(c.beta), "" if c.log_target is None else int(c.log_target),
-                        c.values, c.seed, c.standard, c.reference, c.threshold_scale])
+    """The table, written completely or not at all (codegen.write_atomic: a full disk leaves no partial file)."""
+    from ..codegen import write_atomic
+
+    fh = io.StringIO()
+    w = csv.writer(fh)
+    w.writerow(CSV_COLUMNS)
+    for c in cases:
+        w.writerow([c.id, c.op, c.soc, *(_shape_text(s) for s in c.shapes), ";".join(c.dtypes), c.reduction,
+                    "" if c.beta is None else repr(c.beta), "" if c.log_target is None else int(c.log_target),
+                    c.values, c.seed, c.standard, c.reference, c.threshold_scale])
+    write_atomic(Path(path), fh.getvalue())
 
 
 def parse_dtypes(text: str) -> tuple[str, str, str, str]:
@@ -276,21 +311,39 @@ def _check_call(case: Case) -> None:
     from ..dtypes import parse
     from ..validation import validate
 
-    reduction: object = case.reduction
-    if case.reduction.lstrip("-").isdigit():
-        reduction = int(case.reduction)
     arrays = [np.broadcast_to(np.zeros((), parse(d).np_dtype), shape) for d, shape in zip(case.dtypes, case.shapes)]
-    validate(case.op, *arrays, reduction, case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
+    validate(case.op, *arrays, case_reduction(case), case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
+
+
+MAX_TABLE_BYTES = 64 << 20  # a case table is text written by people or by --export-cases (the full matrix: ~5 MB)
+MAX_PROBLEMS_SHOWN = 5
 
 
 def read_csv(path: str) -> list[Case]:
-    """Rows of a case table; empty cells take the defaults (beta 1.0 for SmoothL1, log_target 0 for KL, ...). Every
-    row is checked (columns, values, standard, reference, threshold scale, unique ids, a valid call) before any
-    case runs; the first problem raises CaseTableError naming the file and row."""
+    """Rows of a case table; empty cells take the defaults (beta 1.0 for SmoothL1, log_target 0 for KL, ...).
+
+    The table is checked once, completely, before any case runs: every row's columns, values, standard, reference,
+    threshold scale, id (unique) and the call it describes (validation on shape-only arrays, with the reduction as
+    run_case passes it: a name, or aclnn's integer where aclnn accepts one). Problems raise one CaseTableError naming
+    the file, the first rows at fault and how many rows are. A file that is not a UTF-8 CSV text table (binary,
+    NUL bytes, cells beyond the csv module's limit, larger than MAX_TABLE_BYTES) is a CaseTableError too."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_TABLE_BYTES:
+            raise CaseTableError(f"{path}: {size} bytes; a case table has at most {MAX_TABLE_BYTES} "
+                                 f"(split it, or select with --op/--soc/--limit)")
+        with open(path, "rb") as fb:
+            raw = fb.read()
+        if b"\0" in raw:
+            raise CaseTableError(f"{path}: not a text file (it contains NUL bytes); expected a CSV case table")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CaseTableError(f"{path}: not UTF-8 text (byte {exc.start}); expected a CSV case table") from None
     out: list[Case] = []
     seen: dict[str, int] = {}
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
+    problems: list[str] = []
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
         missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or ())]
         if missing:
             raise CaseTableError(f"{path}: the header lacks column(s) {', '.join(missing)} (expected "
@@ -298,14 +351,24 @@ def read_csv(path: str) -> list[Case]:
         for n, row in enumerate(reader, start=2):
             if None in row or any(v is None for v in row.values()):  # DictReader: extra cells / missing cells
                 cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
-                raise CaseTableError(f"{path}:{n}: the row has {cells} cells; the header has "
-                                     f"{len(reader.fieldnames or ())}")
+                problems.append(f"{path}:{n}: the row has {cells} cells; the header has "
+                                f"{len(reader.fieldnames or ())}")
+                continue
             try:
                 case = _case_from_row(row)
-            except (KeyError, ValueError) as exc:  # LossGradError is a ValueError
-                raise CaseTableError(f"{path}:{n}: {exc}") from None
+            except (KeyError, ValueError, OverflowError) as exc:  # LossGradError is a ValueError
+                problems.append(f"{path}:{n}: {exc}")
+                continue
             if case.id in seen:
-                raise CaseTableError(f"{path}:{n}: duplicate id {case.id!r} (row {seen[case.id]} has it)")
+                problems.append(f"{path}:{n}: duplicate id {case.id!r} (row {seen[case.id]} has it)")
+                continue
             seen[case.id] = n
             out.append(case)
+    except csv.Error as exc:  # e.g. a cell beyond csv.field_size_limit()
+        raise CaseTableError(f"{path}:{reader.line_num}: not a readable CSV table ({exc})") from None
+    if problems:
+        more = len(problems) - MAX_PROBLEMS_SHOWN
+        raise CaseTableError("; ".join(problems[:MAX_PROBLEMS_SHOWN])
+                             + (f"; and {more} more row(s) with problems" if more > 0 else "")
+                             + f" ({len(problems)} of {len(problems) + len(out)} rows invalid)")
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import multiprocessing.pool
 import queue
+import shutil
 import signal
 import threading
 import time
@@ -22,7 +23,7 @@ from ..runners import run
 from ..socs import get_soc
 from ..twin.build import arch_defines, cache_root
 from ..validation import Call, validate
-from .cases import Case
+from .cases import Case, case_reduction
 from .data import make_inputs
 
 
@@ -62,7 +63,7 @@ def run_case(case: Case, backend: str = "twin") -> CaseResult:
     standard = "experimental" if case.standard == "auto" else case.standard
     try:
         g, s, t = make_inputs(case)
-        call = validate(case.op, g, s, t, case.reduction, case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
+        call = validate(case.op, g, s, t, case_reduction(case), case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
         expected = compute_call(call, ref)
         actual = run(call, backend)
         if actual.shape != expected.shape or actual.dtype != expected.dtype:
@@ -84,7 +85,8 @@ def run_case(case: Case, backend: str = "twin") -> CaseResult:
 # run as soon as their library is ready, while the others compile, in `jobs` worker processes (a case is mostly
 # Python and NumPy: threads would share one core through the GIL). Other backends run cases in `jobs` threads.
 # Ctrl-C stops everything at once: compiles are killed (nothing partial reaches the cache), workers terminated,
-# running twin launches cancelled, and KeyboardInterrupt is re-raised to the caller.
+# running twin launches cancelled, and KeyboardInterrupt is re-raised to the caller. SIGTERM is handled the same way
+# (as Terminated, a KeyboardInterrupt). Without the twin's compiler the run fails before any case.
 
 CHUNK = 8  # cases per task sent to a worker process (fewer round trips; still fine-grained for progress)
 
@@ -169,8 +171,37 @@ def note_writer(stream: TextIO) -> Notes:
 
 
 def _worker_init() -> None:
-    # The parent takes Ctrl-C and terminates the workers; a worker must not die of it half-way on its own.
+    # The parent takes Ctrl-C and terminates the workers; a worker must not die of it half-way on its own. SIGTERM
+    # (Pool.terminate's signal) must kill a worker, also one forked while the parent's SIGTERM handler was set.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI cancellation, `timeout`, `kill`) during run_cases: handled exactly as Ctrl-C (compiles killed,
+    workers stopped, nothing partial left in the cache), then re-raised; the CLI exits 143 (128 + SIGTERM)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated("terminated (SIGTERM)")
+
+
+def _catch_sigterm() -> tuple[bool, object]:
+    """Route SIGTERM to the main thread as Terminated for the run; returns (installed, the previous handler). Off the
+    main thread Python cannot set handlers: then the caller's own handling applies."""
+    if threading.current_thread() is not threading.main_thread():
+        return False, None
+    return True, signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def require_compiler() -> None:
+    """The twin compiles every kernel: without the compiler, fail once, up front, naming it (not one FAIL per case,
+    and no empty case counted as passed). The compiler is the one the twin build runs ($LOSSGRAD_CXX, else g++)."""
+    from ..errors import BackendUnavailable
+    from ..twin.build import CXX as cxx  # read at each call: tests and LOSSGRAD_CXX may change it
+    if shutil.which(cxx) is None:
+        raise BackendUnavailable(f"the twin compiles each kernel with a C++17 compiler and {cxx!r} is not on PATH "
+                                 f"(install g++, or set LOSSGRAD_CXX to another compiler such as clang++)")
 
 
 def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
@@ -178,9 +209,22 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
               ) -> list[CaseResult]:
     """Run cases concurrently and return their results in order. `progress(done, total, failed)` is called at once
     with done=0 and after every finished case; `notes(line)` receives what the run is doing meanwhile (building the
-    kernel libraries). KeyboardInterrupt stops the run within a fraction of a second and is re-raised."""
+    kernel libraries). KeyboardInterrupt, and SIGTERM as Terminated, stop the run within a fraction of a second and
+    are re-raised."""
+    installed, previous = _catch_sigterm()  # from the start: the bundle sources are written before the pool forks
+    try:
+        return _run_cases(cases, backend, jobs, progress, notes)
+    finally:
+        if installed:  # None: a handler not set from Python, i.e. the default
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callable[[int, int, int], None] | None,
+               notes: Notes | None) -> list[CaseResult]:
     todo = list(cases)
     total = len(todo)
+    if backend == "twin":
+        require_compiler()
     results: list[CaseResult | None] = [None] * total
     events: queue.Queue = queue.Queue()
     jobs = max(1, jobs)
@@ -268,6 +312,8 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
                     _register([bundle])
                     say(f"kernel library {built}/{len(to_build)} ready: {where}, {len(group.kernels)} kernels"
                         + (f", compiled in {seconds:.1f} s" if seconds else ", cached"))
+                elif isinstance(error, OSError):  # e.g. a full disk: every case would hit it again
+                    raise error
                 else:
                     say(f"kernel library for {where} failed ({type(error).__name__}); its cases build their own "
                         f"kernels: {str(error).splitlines()[0]}")
@@ -284,6 +330,8 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
                 raise event[1]
     except BaseException:
         _stop(pool)
+        for t in threads:  # the cancelled compiles remove their temporary directories before the process exits
+            t.join(timeout=1.0)
         raise
     finally:
         for _ in range(jobs):

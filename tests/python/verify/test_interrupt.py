@@ -124,3 +124,61 @@ def test_ctrl_c_stops_a_long_twin_api_call(tmp_path: Path) -> None:
     took = time.monotonic() - t0
     assert proc.returncode == 130 and out.strip() == "interrupted", out + err
     assert took < STOP_WITHIN_S, f"exited {took:.2f} s after SIGINT"
+
+
+def _processes_with(cache: Path) -> list[str]:
+    """Live processes (verify's workers, compilers) whose environment or command line names this test's cache."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1]
+        except OSError:
+            continue
+        if state != "Z" and (str(cache).encode() in env or str(cache).encode() in cmd):
+            found.append(cmd.replace(b"\0", b" ").decode(errors="replace")[:120])
+    return found
+
+
+def _no_process_left(cache: Path) -> None:
+    deadline = time.monotonic() + 3.0
+    while _processes_with(cache) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(cache) == []
+
+
+def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
+    """SIGTERM (a CI cancellation, `timeout`, `kill`): g++ killed, workers stopped, no temporary directory left in the
+    cache, one line, exit 143 (128 + SIGTERM)."""
+    cache = tmp_path / "cache"
+    # 1. While the kernel library compiles (g++ runs in a session of its own: without the handler it would live on).
+    proc = _start(LOSSGRAD + SELECTION + ["--limit", "40"], cache)
+    _wait_for_line(proc, "building 1 kernel library")
+    deadline = time.monotonic() + 30
+    while not any("g++" in p or "cc1plus" in p for p in _processes_with(cache)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any("cc1plus" in p or "g++" in p for p in _processes_with(cache)), "the compile never started"
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    took = time.monotonic() - t0
+    assert proc.returncode == 143, err
+    assert took < STOP_WITHIN_S, f"exited {took:.2f} s after SIGTERM"
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "lossgrad: error: terminated (SIGTERM)"
+    _no_process_left(cache)
+    _cache_is_clean(cache)
+
+    # 2. While cases run in the worker processes.
+    done = subprocess.run(LOSSGRAD + SELECTION + ["--limit", "40"], env=dict(os.environ, LOSSGRAD_CACHE=str(cache)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    proc = _start(LOSSGRAD + SELECTION + ["--limit", "60"], cache)
+    _wait_for_line(proc, "ready")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and "Traceback" not in err, err
+    _no_process_left(cache)
+    _cache_is_clean(cache)
