@@ -219,7 +219,7 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     wall = time.perf_counter() - t0
     summary = summary_json(results, wall)
     if as_json:
-        click.echo(json.dumps(summary, indent=1))
+        click.echo(json.dumps(summary, indent=1, allow_nan=False))
     else:
         click.echo(f"{'':<43}{'judged (fp32-order golden)':>26}{'vs float64 golden':>24}")
         click.echo(f"{'op':<26}{'dtype':<10}{'cases':>7}{'MERE':>11}{'MARE':>11}{'failed':>7}{'MERE':>12}{'MARE':>12}")

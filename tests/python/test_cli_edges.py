@@ -347,3 +347,22 @@ def test_verify_table_explains_inf_vs_float64(tmp_path: Path, capsys: Any, monke
     assert "(mse_loss_backward float32)" in note and "overflows" in note and "float32-order golden" in note
     l1 = next(ln for ln in out.splitlines() if ln.startswith("l1_loss_backward"))
     assert "inf" not in l1 and "l1_loss_backward" not in note
+
+
+def test_verify_json_is_strict_json_with_inf_metrics(tmp_path: Path, capsys: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """--json output parses with a strict parser (no bare Infinity/NaN): a non-finite metric is the string "inf"."""
+    import json
+    monkeypatch.setenv("LOSSGRAD_CACHE", str(tmp_path / "cache"))
+    path = _table(tmp_path / "t.csv", [_row("mse", "none", dtypes="float16;float16;float16;float32", values="huge",
+                                            self_shape="(33,)", target_shape="(33,)", seed="1")])
+    status, out, _ = _cli(["verify", "--cases", path, "-j", "1", "--json"], capsys)
+    assert status == 0, out
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"non-strict JSON constant {token}")
+
+    doc = json.loads(out, parse_constant=refuse)
+    (case,) = doc["results"]
+    assert case["passed"] and case["mere64"] == "inf" and case["mare64"] == "inf"
+    assert isinstance(case["mere"], float)

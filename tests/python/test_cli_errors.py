@@ -242,6 +242,8 @@ def test_gen_accepts_short_op_names(tmp_path: Path) -> None:
     (["bench", "--op", "bogus"], 2, "unknown op"),
     (["bench", "--soc", "nonsense"], 2, "nonsense"),
     (["build", "--dtypes", "float16"], 2, "--dtypes"),
+    (["build", "--flow", "launch-asc", "--dtypes", "float64", "--dry-run"], 2, "--dtypes"),
+    (["build", "--flow", "launch-legacy", "--dtypes", "int32,float16", "--dry-run"], 2, "int32"),
     (["build", "--flow", "bogus"], 2, "--flow"),
     (["build", "--ops", "bogus", "--dry-run"], 2, "bogus"),
     (["build", "--jobs", "0", "--dry-run"], 2, "--jobs"),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ..dtypes import KERNEL_DTYPES
 from ..dtypes import parse as parse_dtype
 from ..errors import BackendUnavailable, LossGradError
 from ..registry import OPS, OpSpec, get_op
@@ -78,6 +79,10 @@ def build_command(soc: str, ops_text: str, flow: str, run_mode: str | None, dtyp
             dtypes = [parse_dtype(t.strip()) for t in dtypes_text.split(",") if t.strip()]
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--dtypes") from None
+        bad = [d.label for d in dtypes if d not in KERNEL_DTYPES]
+        if bad:  # a usage error, before any plan: no kernel exists for these
+            raise click.BadParameter(f"{', '.join(bad)}: the kernels take "
+                                     f"{', '.join(d.label for d in KERNEL_DTYPES)} only", param_hint="--dtypes")
     try:
         plan = project.plan_build(flow, soc, ops, out=out, run_mode=run_mode, cann=cann, vendor=vendor,
                                   dtypes=dtypes, jobs=jobs, build_type=build_type)

@@ -1,6 +1,8 @@
 """Run verification cases on a backend and judge them against the golden model by CANN's precision standard."""
 from __future__ import annotations
 
+import math
+
 import multiprocessing as mp
 import multiprocessing.pool
 import queue
@@ -373,8 +375,20 @@ def worst(results: Iterable[CaseResult]) -> dict[tuple[str, str], dict[str, floa
     return dict(sorted(table.items()))
 
 
+def _json_number(v: object) -> object:
+    """Strict JSON has no Infinity/NaN: a non-finite metric (aclnn's documented float32 overflow, docs/verify.md) is
+    written as the string "inf", "-inf" or "nan"."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if v != v else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: _json_number(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_json_number(x) for x in v]
+    return v
+
+
 def summary_json(results: list[CaseResult], wall: float) -> dict[str, object]:
-    return {
+    return _json_number({
         "passed": all(r.passed for r in results),
         "cases": len(results),
         "failed": sum(not r.passed for r in results),
@@ -391,4 +405,4 @@ def summary_json(results: list[CaseResult], wall: float) -> dict[str, object]:
             "mixed_ratio": None if r.comparison is None else r.comparison.mixed_ratio,
             "special_mismatches": None if r.comparison is None else r.comparison.special_mismatches,
         } for r in results],
-    }
+    })
