@@ -54,7 +54,7 @@ inline void SignImpl(const AscendC::LocalTensor<T>& dstTensor, const AscendC::Lo
     twin::UbWrite(api, twin::P_V, d.addr, static_cast<uint32_t>(bytes));
     std::memcpy(twin::Core().ub.data() + d.addr, out.data(), bytes);
     twin::NextOp(twin::P_V);
-    twin::CountApi(api, twin::RepeatsFor(calCount, sizeof(T)), calCount);
+    twin::CountApi(api, twin::RepeatsFor(calCount, sizeof(T)), calCount, twin::DtypeCode<T>());
 }
 }  // namespace twin
 

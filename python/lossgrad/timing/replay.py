@@ -1,0 +1,431 @@
+"""The scheduler: replays the twin's event log on four in-order pipes per core with a shared GM bandwidth.
+
+Model (docs/timing.md "Scheduler"):
+- Every record is a node of a dependency graph. A node starts when all its predecessors have ended (plus a lag on
+  some edges) and lasts its cost; copies last until their bytes have moved at their share of the bandwidth.
+- Edges: the previous node on the same pipe (each pipe is in order); the last S node before it in program order
+  (the scalar unit issues every instruction, so a blocked scalar unit stops issue); a wait's matching set (flags,
+  queue signals, auto-sync); a vector op's dependency on an earlier vector op (the PipeBarrier<PIPE_V> bisheng
+  inserts), with the lag `vec_dep_latency_cycles`; PipeBarrier<PIPE_ALL> joins every pipe of the core; a sync_all
+  joins every pipe of every core.
+- GM bandwidth: a copy alone moves at its per-core rate (the MTE2/MTE3 curve at its size, times the unaligned
+  factor); when the copies in flight on all cores ask for more than the chip's bandwidth, each gets a share
+  proportional to its own rate (processor sharing, solved exactly with a common virtual clock).
+- The kernel's head (launch_us) comes before the first node, its tail (tail_us) after the last.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..socs import Soc, get_soc
+from . import events as ev
+from .events import EventLog
+from .model import TimeParams, vec_class
+
+# A pipe "bounds" the kernel when its busiest core keeps it busy for at least this share of the modelled total time
+# (head and tail included); otherwise the kernel is latency-bound (waits, head/tail, dependency chains).
+BOUND_SHARE = 0.5
+
+_INF = math.inf
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The modelled time of one launch (see docs/timing.md). Times in microseconds."""
+
+    total_us: float                           # head + scheduled pipe work + tail
+    per_core: tuple[dict[str, float], ...]    # busy microseconds per pipe ("MTE2", "MTE3", "V", "S") per core
+    bound: str                                # "MTE2" | "MTE3" | "V" | "S" | "latency"
+    roofline_us: float                        # distinct GM bytes of the launch / chip bandwidth
+    launch_us: float                          # the head (launch, scalar init) included in total_us
+    tail_us: float
+    soc: str
+    notes: tuple[str, ...]                    # thin-data and model warnings
+    roofline_bytes: int = 0
+    events: dict[str, int] = field(default_factory=dict)   # log records per kind
+    _spans: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def pipe_us(self) -> float:
+        """The scheduled part: total_us without head and tail."""
+        return self.total_us - self.launch_us - self.tail_us
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"total_us": self.total_us, "per_core": [dict(c) for c in self.per_core], "bound": self.bound,
+                "roofline_us": self.roofline_us, "roofline_bytes": self.roofline_bytes, "launch_us": self.launch_us,
+                "tail_us": self.tail_us, "soc": self.soc, "notes": list(self.notes), "events": dict(self.events)}
+
+    def trace(self) -> list[dict[str, Any]]:
+        """Chrome trace events ("ph": "X", pid = core, tid = pipe name, ts/dur in us) for Perfetto/chrome://tracing."""
+        if self._spans is None:
+            return []
+        return [dict(e) for e in self._spans.events()]
+
+
+class _Spans:
+    """What trace() needs: the schedule as arrays and the log, built into event dicts only on demand."""
+
+    def __init__(self, log: EventLog, core: np.ndarray, rec: np.ndarray, pipe: np.ndarray, start: np.ndarray,
+                 end: np.ndarray, factor: np.ndarray) -> None:
+        self.log, self.core, self.rec, self.pipe, self.start, self.end, self.factor = (
+            log, core, rec, pipe, start, end, factor)
+
+    def events(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        names = self.log.api_names
+        core, rec, pipe = self.core.tolist(), self.rec.tolist(), self.pipe.tolist()
+        start, end, factor = self.start.tolist(), self.end.tolist(), self.factor.tolist()
+        rows = [c.tolist() for c in self.log.cores]
+        fields = ev.RECORD.names
+        for i in range(len(core)):
+            c = core[i]
+            if c < 0:
+                continue  # a global join (sync_all)
+            r = dict(zip(fields, rows[c][rec[i]]))
+            k = r["kind"]
+            api = names[r["api"]] if r["api"] < len(names) else "?"
+            if k == ev.COPY:
+                name, args = api, {"bytes": r["x"], "bursts": r["b"], "ub": r["a"], "gm_buffer": r["gm_buf"],
+                                   "gm_offset": r["y"]}
+            elif k == ev.VEC:
+                name = api
+                args = {"api": api, "repeats": r["d"], "elements": r["x"],
+                        "dtype": ev.DTYPES[r["dtype"]] if r["dtype"] < len(ev.DTYPES) else "?"}
+                if factor[i] != 1.0:
+                    args["bank_conflict_factor"] = factor[i]
+            elif k == ev.SCALAR:
+                name, args = "scalar", {"ub": r["a"], "gm_reads": r["b"], "gm_writes": r["c"]}
+            elif k in (ev.SET, ev.WAIT):
+                name = f"{ev.KIND_NAMES[k]} {api}"
+                args = {"token": r["x"]}
+            else:
+                name, args = api if k == ev.SYNC_ALL else ev.KIND_NAMES[k], {}
+            out.append({"name": name, "ph": "X", "pid": c, "tid": ev.PIPES[min(pipe[i], 3)], "ts": start[i],
+                        "dur": max(0.0, end[i] - start[i]), "args": args})
+        return out
+
+
+def _interp_rate(curve: Sequence[Sequence[float]], nbytes: np.ndarray) -> np.ndarray:
+    pts = sorted((float(b), float(g)) for b, g in curve)
+    xs = np.log2([max(1.0, p[0]) for p in pts])
+    ys = np.array([p[1] for p in pts])
+    return np.interp(np.log2(np.maximum(nbytes.astype(np.float64), 1.0)), xs, ys)
+
+
+def _blocks(addr: int) -> list[tuple[int, int]]:
+    """(bank_id, bank_group) of the 8 32-byte blocks of a contiguous 256-byte repeat at UB `addr` (A2 rule)."""
+    return [(((addr + 32 * k) >> 16) & 3, ((addr + 32 * k) >> 5) & 15) for k in range(8)]
+
+
+def bank_conflicts(dst: int, src0: int, src1: int) -> tuple[bool, bool]:
+    """(read-read, read-write) conflict of a vector instruction's first repeat under the A2/A3 UB bank rule.
+
+    asc-devkit examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub: 16 bank groups of
+    32-byte rows; bank_id = UB address bits 17:16, bank group = bits 8:5. Two sources whose blocks share a bank
+    group conflict (read-read); a destination that shares a bank with a source conflicts (read-write) unless both
+    start in the same bank, when the hardware delays the write by one repeat. Operands are taken as contiguous
+    (block stride 1); identical source addresses are one read."""
+    rr = rw = False
+    s0 = _blocks(src0) if src0 != ev.NO_ADDR else []
+    s1 = _blocks(src1) if src1 != ev.NO_ADDR and src1 != src0 else []
+    if s0 and s1:
+        rr = bool({g for _, g in s0} & {g for _, g in s1})
+    if dst != ev.NO_ADDR:
+        d = _blocks(dst)
+        ds = set(d)
+        for s in (s0, _blocks(src1) if src1 != ev.NO_ADDR else []):
+            if s and ds & set(s) and s[0] != d[0]:
+                rw = True
+    return rr, rw
+
+
+def _value(params: TimeParams, name: str, fallback: float, notes: list[str]) -> float:
+    f = getattr(params, name)
+    if f.value is None:
+        notes.append(f"{name}: no public figure ({f.source}); the model uses {fallback}")
+        return fallback
+    return float(f.value)
+
+
+def _last_before(touch: np.ndarray) -> np.ndarray:
+    """For every record i, the index of the last record j < i with touch[j] (-1 if none)."""
+    idx = np.where(touch, np.arange(len(touch)), -1)
+    run = np.maximum.accumulate(idx) if len(idx) else idx
+    out = np.empty_like(run)
+    if len(run):
+        out[0] = -1
+        out[1:] = run[:-1]
+    return out
+
+
+def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
+           roofline_bytes: int = 0) -> Timing:
+    """Schedule `log` with `params`; returns the Timing. `roofline_bytes`: the launch's distinct GM bytes."""
+    soc_name = get_soc(soc).name if soc is not None else params.soc
+    notes: list[str] = list(params.notes)
+    clock = params.clock_ghz.value
+    if clock is None or params.chip_bandwidth_gbps.value is None:
+        raise ValueError(f"TimeParams of {params.soc}: clock_ghz and chip_bandwidth_gbps are required")
+    cyc = 1.0 / (float(clock) * 1e3)  # microseconds per cycle
+    chip_bw = float(params.chip_bandwidth_gbps.value) * 1e3  # bytes per microsecond
+    launch_us = _value(params, "launch_us", 0.0, notes)
+    tail_us = _value(params, "tail_us", 0.0, notes)
+    issue = _value(params, "vec_issue_cycles", 0.0, notes) * cyc
+    dep_lat = _value(params, "vec_dep_latency_cycles", 0.0, notes) * cyc
+    flag = _value(params, "flag_cycles", 0.0, notes) * cyc
+    s_ub = _value(params, "scalar_cycles_per_access", 1.0, notes) * cyc
+    s_gm = _value(params, "scalar_gm_cycles", 1.0, notes) * cyc
+    copy_oh = _value(params, "copy_overhead_cycles", 0.0, notes) * cyc
+    burst_oh = _value(params, "burst_overhead_cycles", 0.0, notes) * cyc
+    align = int(_value(params, "gm_align_bytes", 32, notes)) or 1
+    unaligned = _value(params, "unaligned_gm_factor", 1.0, notes)
+    bank_rule = params.ub_bank_rule.value
+    rr_factor = _value(params, "bank_rr_factor", 1.0, notes) if bank_rule else 1.0
+    rw_factor = _value(params, "bank_rw_factor", 1.0, notes) if bank_rule else 1.0
+    if bank_rule not in (None, "a2"):
+        notes.append(f"ub_bank_rule {bank_rule!r} is not modelled: no bank conflicts")
+        bank_rule = None
+    curves = {ev.MTE2: params.mte2_curve.value, ev.MTE3: params.mte3_curve.value}
+    for p, c in curves.items():
+        if not c or min(g for _, g in c) <= 0:
+            raise ValueError(f"TimeParams of {params.soc}: {ev.PIPES[p]} copy-bandwidth curve must be given and > 0")
+    names = log.api_names
+
+    # Per core, vectorised: each record's cost and its predecessors (columns: same pipe, issuing scalar unit,
+    # the set a wait pairs with, the vector op it depends on (lag dep_lat), and for joins the other three pipes).
+    K = 6
+    parts_dur, parts_bytes, parts_rate, parts_preds, parts_pipe, parts_core, parts_rec, parts_factor = \
+        [], [], [], [], [], [], [], []
+    sync_arrive: list[list[int]] = []   # per sync_all k: the nodes it joins (all pipes of all cores)
+    sync_depart: list[list[int]] = []   # per sync_all k: the sync records that wait for the join
+    offset = 0
+    conflicts = 0
+    active_cores = 0
+    for core, recs in enumerate(log.cores):
+        n = len(recs)
+        if n == 0:
+            continue
+        active_cores += 1
+        kind = recs["kind"].astype(np.int64)
+        pipe = recs["pipe"].astype(np.int64)
+        if ((kind < ev.COPY) | (kind > ev.SYNC_ALL)).any():
+            raise ValueError(f"event log of core {core}: unknown record kind {int(kind[(kind < 1) | (kind > 8)][0])}")
+        join = (kind == ev.BARRIER_ALL) | (kind == ev.SYNC_ALL)
+        pipe = np.where(join, ev.S, pipe)
+        idx = np.arange(n)
+        last = [_last_before((pipe == p) | join) for p in range(4)]
+        preds = np.full((n, K), -1, np.int64)
+        own = np.choose(pipe, last)
+        preds[:, 0] = own
+        preds[:, 1] = np.where(pipe != ev.S, last[ev.S], -1)
+        # waits: the set with the same token
+        is_set, is_wait = kind == ev.SET, kind == ev.WAIT
+        if is_wait.any():
+            set_idx = idx[is_set]
+            order = np.argsort(recs["x"][set_idx], kind="stable")
+            keys = recs["x"][set_idx][order]
+            wt = recs["x"][is_wait]
+            pos = np.searchsorted(keys, wt)
+            ok = (pos < len(keys)) & (keys[np.minimum(pos, max(len(keys) - 1, 0))] == wt) if len(keys) else \
+                np.zeros(len(wt), bool)
+            src = set_idx[order][np.minimum(pos, max(len(keys) - 1, 0))] if len(keys) else np.zeros(len(wt), np.int64)
+            widx = idx[is_wait]
+            if not ok.all() or (src >= widx).any():
+                bad = int(widx[~ok | (src >= widx)][0])
+                raise ValueError(f"event log of core {core}: record {bad} waits for token {int(recs['x'][bad])} "
+                                 f"that no earlier record set")
+            preds[widx, 2] = src
+        # vector dependencies (V sequence numbers count the VEC records)
+        is_vec = kind == ev.VEC
+        vec_idx = idx[is_vec]
+        dep = recs["y"][is_vec].astype(np.int64)
+        has = (dep > 0) & (dep <= len(vec_idx))
+        preds[vec_idx[has], 3] = vec_idx[dep[has] - 1]
+        jidx = idx[join]
+        if len(jidx):
+            preds[jidx, 0] = last[ev.V][jidx]
+            preds[jidx, 1] = last[ev.MTE2][jidx]
+            preds[jidx, 4] = last[ev.MTE3][jidx]
+            preds[jidx, 5] = last[ev.S][jidx]
+        # costs
+        dur = np.zeros(n)
+        nbytes = np.zeros(n)
+        rate = np.ones(n)
+        factor = np.ones(n)
+        is_copy = kind == ev.COPY
+        for p in (ev.MTE2, ev.MTE3):
+            sel = is_copy & (pipe == p)
+            if sel.any():
+                r = _interp_rate(curves[p], recs["x"][sel]) * 1e3
+                rate[sel] = np.where(recs["y"][sel] % align != 0, r * unaligned, r)
+        dur[is_copy] = copy_oh + (np.maximum(recs["b"][is_copy].astype(np.int64), 1) - 1) * burst_oh
+        nbytes[is_copy] = recs["x"][is_copy]
+        if is_vec.any():
+            key = recs["api"][is_vec].astype(np.int64) * 256 + recs["dtype"][is_vec]
+            uk, inv = np.unique(key, return_inverse=True)
+            per_rep = np.array([params.vec_cycles(vec_class(names[k // 256] if k // 256 < len(names) else "?"),
+                                                  ev.DTYPES[k % 256] if k % 256 < len(ev.DTYPES) else "?")
+                                for k in uk.tolist()])[inv]
+            if bank_rule:
+                ops = np.stack([recs["a"][is_vec], recs["b"][is_vec], recs["c"][is_vec]], axis=1).astype(np.int64)
+                uo, oinv = np.unique(ops, axis=0, return_inverse=True)
+                f = []
+                for d_, s0, s1 in uo.tolist():
+                    rr, rw = bank_conflicts(d_, s0, s1)
+                    f.append((rr_factor if rr else 1.0) * (rw_factor if rw else 1.0))
+                vf = np.array(f)[np.asarray(oinv).reshape(-1)]
+                vf = np.where(recs["d"][is_vec] > 0, vf, 1.0)
+                factor[is_vec] = vf
+                conflicts += int((vf != 1.0).sum())
+            dur[is_vec] = issue + recs["d"][is_vec] * per_rep * cyc * factor[is_vec]
+        sc = kind == ev.SCALAR
+        dur[sc] = recs["a"][sc] * s_ub + (recs["b"][sc].astype(np.float64) + recs["c"][sc]) * s_gm
+        dur[is_set | is_wait | join] = flag
+        bar = kind == ev.BARRIER
+        dur[bar] = flag + np.where(pipe[bar] == ev.V, dep_lat, 0.0)
+        # sync_all: the k-th sync record of this core departs after global join k
+        for k, i in enumerate(idx[kind == ev.SYNC_ALL].tolist()):
+            if k == len(sync_arrive):
+                sync_arrive.append([])
+                sync_depart.append([])
+            sync_arrive[k] += [int(x) + offset for x in preds[i] if x >= 0]
+            sync_depart[k].append(i + offset)
+            preds[i] = -1
+        preds = np.where(preds >= 0, preds + offset, -1)
+        parts_dur.append(dur)
+        parts_bytes.append(nbytes)
+        parts_rate.append(rate)
+        parts_preds.append(preds)
+        parts_pipe.append(pipe)
+        parts_core.append(np.full(n, core, np.int64))
+        parts_rec.append(idx)
+        parts_factor.append(factor)
+        offset += n
+    for k, deps in enumerate(sync_depart):
+        if len(deps) != active_cores:
+            raise ValueError(f"sync_all #{k} reached by {len(deps)} of {active_cores} cores (hangs on hardware)")
+    # Global join nodes of sync_all, after every core's records.
+    total_nodes = offset + len(sync_arrive)
+    preds_all = np.concatenate(parts_preds) if parts_preds else np.zeros((0, K), np.int64)
+    src_e = [preds_all[:, c] for c in range(K)]
+    dst_e = [np.arange(offset)] * K
+    lag_e = [np.full(offset, dep_lat if c == 3 else 0.0) for c in range(K)]
+    for k, (arr, dep_) in enumerate(zip(sync_arrive, sync_depart)):
+        g = offset + k
+        src_e += [np.array(arr, np.int64), np.full(len(dep_), g, np.int64)]
+        dst_e += [np.full(len(arr), g, np.int64), np.array(dep_, np.int64)]
+        lag_e += [np.zeros(len(arr)), np.zeros(len(dep_))]
+    src = np.concatenate(src_e) if src_e else np.zeros(0, np.int64)
+    dst = np.concatenate(dst_e) if dst_e else np.zeros(0, np.int64)
+    lag = np.concatenate(lag_e) if lag_e else np.zeros(0)
+    keep = src >= 0
+    src, dst, lag = src[keep], dst[keep], lag[keep]
+    zeros = np.zeros(len(sync_arrive))
+    dur = np.concatenate(parts_dur + [zeros]) if parts_dur else zeros
+    nbytes = np.concatenate(parts_bytes + [zeros]) if parts_bytes else zeros
+    rate = np.concatenate(parts_rate + [zeros + 1]) if parts_rate else zeros + 1
+    start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, launch_us, chip_bw)
+
+    core_of = np.concatenate(parts_core + [np.full(len(sync_arrive), -1, np.int64)])
+    pipe_of = np.concatenate(parts_pipe + [np.full(len(sync_arrive), ev.S, np.int64)])
+    rec_of = np.concatenate(parts_rec + [np.zeros(len(sync_arrive), np.int64)])
+    factor_of = np.concatenate(parts_factor + [zeros + 1])
+    busy = np.zeros((len(log.cores), 4))
+    real = core_of >= 0
+    np.add.at(busy, (core_of[real], pipe_of[real]), (end - start)[real])
+    per_core = tuple({"MTE2": float(b[ev.MTE2]), "MTE3": float(b[ev.MTE3]), "V": float(b[ev.V]), "S": float(b[ev.S])}
+                     for b in busy)
+    last_end = max(launch_us, float(end.max())) if len(end) else launch_us
+    total = last_end + tail_us
+    busiest, most = "latency", 0.0
+    for c in per_core:
+        for pipe_name, us in c.items():
+            if us > most:
+                busiest, most = pipe_name, us
+    bound = busiest if total > 0 and most >= BOUND_SHARE * total else "latency"
+    if conflicts:
+        notes.append(f"{conflicts} vector instructions pay a UB bank-group conflict")
+    return Timing(total_us=total, per_core=per_core, bound=bound, roofline_us=roofline_bytes / chip_bw,
+                  launch_us=launch_us, tail_us=tail_us, soc=soc_name, notes=tuple(dict.fromkeys(notes)),
+                  roofline_bytes=roofline_bytes, events=log.counts(),
+                  _spans=_Spans(log, core_of, rec_of, pipe_of, start, end, factor_of))
+
+
+def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np.ndarray, nbytes: np.ndarray,
+              rate: np.ndarray, t0: float, chip_bw: float) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end of every node of the graph (edges src -> dst, dst starting >= end(src) + lag).
+
+    Fixed nodes end at start + dur. A copy (nbytes > 0) moves its bytes after its fixed overhead dur, at
+    rate x s(t), s(t) = min(1, chip_bw / sum of the rates in flight). All copies progress on one virtual clock V
+    (dV/dt = s), so a copy ends when V has advanced by nbytes / rate since its bytes started moving."""
+    order = np.argsort(src, kind="stable")
+    succ = dst[order].tolist()
+    slag = lag[order].tolist()
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    ptr_l = ptr.tolist()
+    indeg = np.bincount(dst, minlength=n).tolist()
+    dur_l, bytes_l, rate_l = dur.tolist(), nbytes.tolist(), rate.tolist()
+    ready = [t0] * n
+    start = [0.0] * n
+    end = [-1.0] * n
+    pending: list[tuple[float, int]] = []   # (time its bytes start moving, node)
+    flight: list[tuple[float, int]] = []    # (virtual finish time, node)
+    stack = np.flatnonzero(np.asarray(indeg) == 0).tolist()[::-1]
+
+    def release() -> None:
+        # Fixed-cost nodes settle at once (depth-first); a copy waits in `pending` for the bandwidth simulation.
+        while stack:
+            i = stack.pop()
+            r = ready[i]
+            start[i] = r
+            if bytes_l[i] > 0:
+                heapq.heappush(pending, (r + dur_l[i], i))
+                continue
+            e = r + dur_l[i]
+            end[i] = e
+            for j in range(ptr_l[i], ptr_l[i + 1]):
+                s = succ[j]
+                v = e + slag[j]
+                if v > ready[s]:
+                    ready[s] = v
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    stack.append(s)
+
+    release()
+    t, vclock, demand = t0, 0.0, 0.0
+    while pending or flight:
+        share = 1.0 if demand <= chip_bw else chip_bw / demand
+        t_fin = t + (flight[0][0] - vclock) / share if flight else _INF
+        t_start = pending[0][0] if pending else _INF
+        if t_start <= t_fin:
+            vclock += share * (t_start - t)
+            t = t_start
+            _, i = heapq.heappop(pending)
+            heapq.heappush(flight, (vclock + bytes_l[i] / rate_l[i], i))
+            demand += rate_l[i]
+        else:
+            vclock = flight[0][0]
+            t = t_fin
+            _, i = heapq.heappop(flight)
+            demand = demand - rate_l[i] if flight else 0.0  # no drift when idle
+            end[i] = t
+            for j in range(ptr_l[i], ptr_l[i + 1]):
+                s = succ[j]
+                v = t + slag[j]
+                if v > ready[s]:
+                    ready[s] = v
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    stack.append(s)
+            release()
+    if min(end, default=0.0) < 0:
+        stuck = sum(1 for e in end if e < 0)
+        raise ValueError(f"replay: {stuck} operations never became ready (a cycle of waits in the log)")
+    return np.array(start), np.array(end)
