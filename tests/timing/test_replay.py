@@ -266,3 +266,19 @@ def test_notes_name_missing_figures():
     b.vec("Add", 1, src0=NO_ADDR)
     t = replay(make_log([b]), p)
     assert any(n.startswith("vec_dep_latency_cycles: no public figure") for n in t.notes)
+
+
+def test_more_blocks_than_cores_run_in_waves(params):
+    # Ascend310P3 has 8 vector cores: 16 blocks run as two waves, 8 blocks as one.
+    def run(blocks: int) -> float:
+        logs = []
+        for _ in range(blocks):
+            b = LogBuilder()
+            b.vec("Add", 100)
+            logs.append(b)
+        return replay(make_log(logs), params, soc="Ascend310P3")
+
+    one, two = run(8), run(16)
+    assert one.total_us == pytest.approx(100 * NS)
+    assert two.total_us == pytest.approx(200 * NS)
+    assert any("waves" in n for n in two.notes)

@@ -166,7 +166,9 @@ def _last_before(touch: np.ndarray) -> np.ndarray:
 def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
            roofline_bytes: int = 0) -> Timing:
     """Schedule `log` with `params`; returns the Timing. `roofline_bytes`: the launch's distinct GM bytes."""
-    soc_name = get_soc(soc).name if soc is not None else params.soc
+    soc_ = get_soc(soc) if soc is not None else None
+    soc_name = soc_.name if soc_ is not None else params.soc
+    slots = soc_.cores if soc_ is not None else 0  # physical cores; 0 = as many as blocks
     notes: list[str] = list(params.notes)
     clock = params.clock_ghz.value
     if clock is None or params.chip_bandwidth_gbps.value is None:
@@ -206,6 +208,8 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     offset = 0
     conflicts = 0
     active_cores = 0
+    core_ends: dict[int, list[int]] = {}    # per block: its last node on each pipe
+    core_starts: dict[int, list[int]] = {}  # per block: its first node on each pipe
     for core, recs in enumerate(log.cores):
         n = len(recs)
         if n == 0:
@@ -305,6 +309,9 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
         parts_core.append(np.full(n, core, np.int64))
         parts_rec.append(idx)
         parts_factor.append(factor)
+        touched = [((pipe == p) | join) for p in range(4)]
+        core_ends[core] = [int(np.flatnonzero(t)[-1]) + offset for t in touched if t.any()]
+        core_starts[core] = [int(np.flatnonzero(t)[0]) + offset for t in touched if t.any()]
         offset += n
     for k, deps in enumerate(sync_depart):
         if len(deps) != active_cores:
@@ -315,6 +322,16 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     src_e = [preds_all[:, c] for c in range(K)]
     dst_e = [np.arange(offset)] * K
     lag_e = [np.full(offset, dep_lat if c == 3 else 0.0) for c in range(K)]
+    # More blocks than physical cores: block b runs on core b % slots after block b - slots has finished.
+    if slots and len(log.cores) > slots:
+        notes.append(f"block_dim {len(log.cores)} > {slots} cores: blocks run in waves (block b after block b - "
+                     f"{slots} on the same core)")
+        for b in range(slots, len(log.cores)):
+            if b in core_starts and b - slots in core_ends:
+                pairs = [(e, f) for e in core_ends[b - slots] for f in core_starts[b]]
+                src_e.append(np.array([e for e, _ in pairs], np.int64))
+                dst_e.append(np.array([f for _, f in pairs], np.int64))
+                lag_e.append(np.zeros(len(pairs)))
     for k, (arr, dep_) in enumerate(zip(sync_arrive, sync_depart)):
         g = offset + k
         src_e += [np.array(arr, np.int64), np.full(len(dep_), g, np.int64)]

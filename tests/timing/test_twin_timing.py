@@ -1,0 +1,142 @@
+"""Real twin kernels with timing on: the event log the twin records and the replay of it (provisional parameters of
+conftest.py; the calibrated ones are tested in test_calibration.py). The kernel is the twin's canonical
+double-buffered z = x * y + x (tests/twin/kernels/mul_add.cpp): two VECIN queues, one VECOUT queue, two buffers
+each, 4096-element tiles."""
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from _twin_common import KERNELS, SOCS
+from conftest import provisional_params
+from lossgrad.timing import events as ev
+from lossgrad.twin import run_kernel
+
+TILE = 4096
+
+
+def mul_add(n: int, block_dim: int = 1, soc: str = "Ascend910B1", timing: object = None, auto_sync: bool = True):
+    x = np.ones(n, np.float32)
+    y = np.ones(n, np.float32)
+    z = np.zeros(n, np.float32)
+    rep = run_kernel(KERNELS / "mul_add.cpp", "mul_add", block_dim, [x, y, z, struct.pack("<QII", n, TILE, 0)],
+                     soc=soc, timing=provisional_params() if timing is None else timing, auto_sync=auto_sync)
+    assert np.array_equal(z, x * y + x)
+    return rep
+
+
+def kinds(log: np.ndarray, kind: int) -> np.ndarray:
+    return log[log["kind"] == kind]
+
+
+def test_timing_off_report_has_no_timing():
+    rep = mul_add(1000, timing=False)
+    assert rep.timing is None and rep.events is None
+
+
+@pytest.mark.parametrize("arch", [2201, 3510])
+def test_log_sees_the_implicit_queue_flags(arch):
+    rep = mul_add(5 * TILE, soc=SOCS[arch])
+    log, names = rep.events.cores[0], rep.events.api_names
+    api = lambda r: names[int(r["api"])]  # noqa: E731
+    sets = {(api(r), ev.PIPES[r["pipe"]]) for r in kinds(log, ev.SET)}
+    waits = {(api(r), ev.PIPES[r["pipe"]]) for r in kinds(log, ev.WAIT)}
+    # EnQue signals the producer's work (MTE2 for VECIN, V for VECOUT), DeQue makes the consumer wait;
+    # FreeTensor signals the consumer's reads, AllocTensor makes the producer wait before reusing the buffer.
+    assert {("TQue::EnQue", "MTE2"), ("TQue::EnQue", "V"), ("TQue::FreeTensor", "V"),
+            ("TQue::FreeTensor", "MTE3")} <= sets
+    assert {("TQue::DeQue", "V"), ("TQue::DeQue", "MTE3"), ("TQue::AllocTensor", "MTE2"),
+            ("TQue::AllocTensor", "V")} <= waits
+    # every wait pairs with an earlier set of its token
+    set_at = {int(r["x"]): i for i, r in enumerate(log) if r["kind"] == ev.SET}
+    for i, r in enumerate(log):
+        if r["kind"] == ev.WAIT:
+            assert set_at[int(r["x"])] < i
+
+
+def test_log_agrees_with_the_counters():
+    rep = mul_add(10 * TILE + 100, block_dim=3)
+    for core, log in zip(rep.cores, rep.events.cores):
+        copies = kinds(log, ev.COPY)
+        assert len(copies) == core.data_copy_calls + core.data_copy_pad_calls
+        assert int(copies["x"][copies["pipe"] == ev.MTE2].sum()) == core.gm_read_bytes
+        assert int(copies["x"][copies["pipe"] == ev.MTE3].sum()) == core.gm_write_bytes
+        vec = kinds(log, ev.VEC)
+        assert int(vec["d"].sum()) == core.vec_repeats
+        assert len(vec) == core.api["Mul"].calls + core.api["Add"].calls
+        assert set(vec["dtype"].tolist()) == {ev.DTYPES.index("float")}
+
+
+def test_log_cost_per_tile():
+    # The cost of timing on, in counters: records (40 bytes each) per pipeline tile of the kernel.
+    rep = mul_add(100 * TILE)
+    counts = rep.timing.events
+    tiles = rep.cores[0].tiles
+    assert tiles == 100
+    assert counts["copy"] == 3 * tiles and counts["vec"] == 2 * tiles
+    assert counts["records"] <= 17 * tiles
+    assert counts["bytes"] == 40 * counts["records"]
+
+
+def test_auto_sync_inserts_vector_dependencies():
+    # Add(z, z, x) reads what Mul(z, x, y) wrote: bisheng's PipeBarrier<PIPE_V>, recorded as a dependency.
+    on = kinds(mul_add(2 * TILE).events.cores[0], ev.VEC)
+    assert on["y"][1::2].tolist() == [1, 3]
+    off = kinds(mul_add(2 * TILE, auto_sync=False).events.cores[0], ev.VEC)
+    assert not off["y"].any()
+
+
+def test_vector_operands_are_logged():
+    vec = kinds(mul_add(TILE).events.cores[0], ev.VEC)
+    mul, add = vec[0], vec[1]
+    assert mul["a"] == add["a"] == add["b"]        # Add(z, z, x): dst and src0 are Mul's dst
+    assert add["c"] == mul["b"]                    # src1 of Add is Mul's src0 (x)
+    assert len({int(mul["a"]), int(mul["b"]), int(mul["c"])}) == 3
+
+
+def test_double_buffered_kernel_overlaps_copy_and_compute():
+    t = mul_add(64 * TILE).timing
+    busy = t.per_core[0]
+    assert t.pipe_us < 0.75 * (busy["MTE2"] + busy["MTE3"] + busy["V"])
+    assert t.pipe_us >= max(busy.values())
+    assert t.bound == "MTE2"
+
+
+@pytest.mark.parametrize("arch", sorted(SOCS))
+@pytest.mark.parametrize("block_dim", [1, 8])
+def test_modelled_time_is_never_below_the_roofline(arch, block_dim):
+    n = 8 * TILE + 5
+    t = mul_add(n, block_dim=block_dim, soc=SOCS[arch]).timing
+    assert t.roofline_bytes == 3 * 4 * n
+    assert t.total_us >= t.roofline_us > 0
+    assert t.soc == SOCS[arch]
+
+
+def test_310p_scalar_tail_is_logged():
+    log = mul_add(TILE + 3, soc=SOCS[2002]).events.cores[0]
+    assert len(kinds(log, ev.BARRIER_ALL)) == 2   # before each scalar tail of x and y
+    scalar = kinds(log, ev.SCALAR)
+    assert int(scalar["a"].sum()) == 3 * 3        # SetValue of x, y tails, GetValue of z's
+    assert int(scalar["b"].sum()) == 2 * 3 and int(scalar["c"].sum()) == 3
+    s_sets = [r for r in kinds(log, ev.SET) if r["pipe"] == ev.S]
+    assert len(s_sets) == 2                        # SetFlag<S_V> after each input tail
+
+
+def test_trace_has_one_track_per_core_and_pipe():
+    t = mul_add(6 * TILE, block_dim=3).timing
+    events = json.loads(json.dumps(t.trace()))
+    assert all(e["ph"] == "X" and e["dur"] >= 0 and e["ts"] >= t.launch_us for e in events)
+    tracks = {(e["pid"], e["tid"]) for e in events}
+    assert {(c, p) for c in range(3) for p in ("MTE2", "MTE3", "V")} <= tracks
+    assert {p for _, p in tracks} <= {"S", "V", "MTE2", "MTE3"}
+    copies = [e for e in events if e["name"].startswith("DataCopyPad(GM->UB)")]
+    assert sum(e["args"]["bytes"] for e in copies) == 2 * 4 * 6 * TILE
+
+
+def test_any_params_object_drives_the_replay():
+    slow = mul_add(8 * TILE, timing=provisional_params(mte2_curve=((32, 50.0), (1 << 20, 50.0)))).timing
+    fast = mul_add(8 * TILE).timing
+    assert slow.per_core[0]["MTE2"] == pytest.approx(2 * fast.per_core[0]["MTE2"])
