@@ -282,3 +282,16 @@ def test_more_blocks_than_cores_run_in_waves(params):
     assert one.total_us == pytest.approx(100 * NS)
     assert two.total_us == pytest.approx(200 * NS)
     assert any("waves" in n for n in two.notes)
+
+
+def test_a_vector_signal_waits_for_the_results():
+    # set_flag on V fires when the vector op's results are written: vec_dep_latency_cycles after it ends (once, not
+    # again for a second signal right after the first).
+    p = provisional_params(vec_dep_latency_cycles=50.0)
+    b = LogBuilder()
+    b.vec("Add", 10)
+    b.set(V, 1)
+    b.set(V, 2)
+    b.wait(MTE3, 2)
+    b.copy_out(1_000)
+    assert replay(make_log([b]), p).total_us == pytest.approx((10 + 50 + 10) * NS)

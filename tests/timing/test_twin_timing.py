@@ -140,3 +140,56 @@ def test_any_params_object_drives_the_replay():
     slow = mul_add(8 * TILE, timing=provisional_params(mte2_curve=((32, 50.0), (1 << 20, 50.0)))).timing
     fast = mul_add(8 * TILE).timing
     assert slow.per_core[0]["MTE2"] == pytest.approx(2 * fast.per_core[0]["MTE2"])
+
+
+PROBE = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void sync_probe(GM_ADDR z) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> a = buf.Get<float>();
+    GlobalTensor<float> zg;
+    zg.SetGlobalBuffer((__gm__ float*)z, 64);
+    Duplicate(a, 1.0f, 64);          // V writes a[0, 64)
+    float v = a.GetValue(0);         // S reads what V wrote: auto-sync V -> S
+    a.SetValue(1, v + 1.0f);         // S writes
+    Adds(a[64], a, 2.0f, 64);        // V reads what S (and Duplicate) wrote: auto-sync S -> V, depends on Duplicate
+    PipeBarrier<PIPE_V>();
+    Muls(a[128], a[64], 3.0f, 64);   // depends on Adds
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(zg, a[128], 64);
+    PipeBarrier<PIPE_ALL>();
+}
+"""
+
+
+def test_auto_sync_flags_barriers_and_scalar_work_are_logged(tmp_path):
+    src = tmp_path / "sync_probe.cpp"
+    src.write_text(PROBE)
+    z = np.zeros(64, np.float32)
+    p = provisional_params(vec_dep_latency_cycles=20.0, flag_cycles=0.0)
+    rep = run_kernel(src, "sync_probe", 1, [z], timing=p)
+    assert z[0] == 9.0 and z[1] == 12.0 and z[2] == 9.0
+    log, names = rep.events.cores[0], rep.events.api_names
+    got = [(ev.KIND_NAMES[int(r["kind"])], ev.PIPES[int(r["pipe"])], names[int(r["api"])]) for r in log]
+    assert got == [("vec", "V", "Duplicate"),
+                   ("set", "V", "auto-sync"), ("wait", "S", "auto-sync"),
+                   ("scalar", "S", "?"),
+                   ("set", "S", "auto-sync"), ("wait", "V", "auto-sync"),
+                   ("vec", "V", "Adds"), ("barrier", "V", "PipeBarrier"), ("vec", "V", "Muls"),
+                   ("set", "V", "SetFlag"), ("wait", "MTE3", "WaitFlag"),
+                   ("copy", "MTE3", "DataCopy"), ("barrier_all", "S", "PipeBarrier")]
+    assert int(log[3]["a"]) == 2                              # GetValue and SetValue, merged
+    vec = kinds(log, ev.VEC)
+    assert vec["y"].tolist() == [0, 1, 2]                     # Adds after Duplicate, Muls after Adds
+    assert vec["d"].tolist() == [1, 1, 1] and vec["a"][1] == vec["b"][2] == vec["a"][0] + 256
+    # Schedule (ns): Duplicate 0-1; its V signal fires when its result is written (+20): S reads and writes 21-23;
+    # Adds 23-24 (its dependency on Duplicate was met at 21); the barrier drains V 24-44; Muls 44-45; the V_MTE3
+    # flag fires at 65; the 256-byte copy at 100 B/ns 65-67.56; the PIPE_ALL join ends with it.
+    assert rep.timing.total_us == pytest.approx(67.56e-3)
+    spans = {e["name"]: e for e in rep.timing.trace()}
+    assert spans["Adds"]["ts"] == pytest.approx(23e-3) and spans["DataCopy"]["ts"] == pytest.approx(65e-3)

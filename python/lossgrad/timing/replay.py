@@ -203,6 +203,7 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     K = 6
     parts_dur, parts_bytes, parts_rate, parts_preds, parts_pipe, parts_core, parts_rec, parts_factor = \
         [], [], [], [], [], [], [], []
+    parts_lag: list[np.ndarray] = []
     sync_arrive: list[list[int]] = []   # per sync_all k: the nodes it joins (all pipes of all cores)
     sync_depart: list[list[int]] = []   # per sync_all k: the sync records that wait for the join
     offset = 0
@@ -300,7 +301,14 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
             sync_arrive[k] += [int(x) + offset for x in preds[i] if x >= 0]
             sync_depart[k].append(i + offset)
             preds[i] = -1
+        # Lags: a vector op's dependency, and a V signal or PIPE_ALL join right after a vector op, wait for the V
+        # results to be written (vec_dep_latency_cycles after it ends), as set_flag waits for its pipe's completion.
+        lags = np.zeros((n, K))
+        lags[:, 3] = dep_lat
+        after_vec = (preds[:, 0] >= 0) & is_vec[np.maximum(preds[:, 0], 0)]
+        lags[((is_set & (pipe == ev.V)) | join) & after_vec, 0] = dep_lat
         preds = np.where(preds >= 0, preds + offset, -1)
+        parts_lag.append(lags)
         parts_dur.append(dur)
         parts_bytes.append(nbytes)
         parts_rate.append(rate)
@@ -321,7 +329,8 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     preds_all = np.concatenate(parts_preds) if parts_preds else np.zeros((0, K), np.int64)
     src_e = [preds_all[:, c] for c in range(K)]
     dst_e = [np.arange(offset)] * K
-    lag_e = [np.full(offset, dep_lat if c == 3 else 0.0) for c in range(K)]
+    lags_all = np.concatenate(parts_lag) if parts_lag else np.zeros((0, K))
+    lag_e = [lags_all[:, c] for c in range(K)]
     # More blocks than physical cores: block b runs on core b % slots after block b - slots has finished.
     if slots and len(log.cores) > slots:
         notes.append(f"block_dim {len(log.cores)} > {slots} cores: blocks run in waves (block b after block b - "
