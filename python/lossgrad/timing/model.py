@@ -62,7 +62,7 @@ VEC_CLASSES: tuple[str, ...] = (
     "reduce",    # ReduceSum/Max/Min, WholeReduce*, BlockReduce*, PairReduce*
     "dup",       # Duplicate (scalar broadcast into UB)
     "brcb",      # Brcb (block broadcast)
-    "copy",      # UB->UB vector Copy / DataCopy VECIN->VECOUT
+    "copy",      # UB->UB vector Copy / DataCopy(UB->UB)
     "gather",    # Gather/GatherMask/Scatter
 )
 
@@ -74,14 +74,14 @@ for _cls, _names in {
     "div": ("Div", "Reciprocal"),
     "sqrt": ("Sqrt", "Rsqrt"),
     "exp_log": ("Exp", "Ln", "Log", "Log2", "Log10", "Tanh", "Sigmoid", "Power", "Sin", "Cos", "Erf"),
-    "cmp": ("Compare", "Compares", "CompareScalar"),
+    "cmp": ("Compare", "Compares", "CompareScalar", "Compare(CMPMASK)"),
     "select": ("Select",),
     "cast": ("Cast", "CastDeq"),
     "reduce": ("ReduceSum", "ReduceMax", "ReduceMin", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin",
                "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "PairReduceSum", "RepeatReduceSum"),
     "dup": ("Duplicate", "CreateVecIndex"),
     "brcb": ("Brcb",),
-    "copy": ("Copy", "DataCopy(UB)"),
+    "copy": ("Copy", "DataCopy(UB->UB)"),
     "gather": ("Gather", "Gatherb", "GatherMask", "Scatter"),
 }.items():
     for _n in _names:
