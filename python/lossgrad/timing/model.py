@@ -69,7 +69,7 @@ VEC_CLASSES: tuple[str, ...] = (
 _CLASS_OF: dict[str, str] = {}
 for _cls, _names in {
     "add": ("Add", "Sub", "Adds", "Subs", "Max", "Min", "Maxs", "Mins", "Abs", "Relu", "LeakyRelu", "Neg", "And", "Or",
-            "Not", "ShiftLeft", "ShiftRight", "AddRelu", "SubRelu", "Sign"),
+            "Not", "ShiftLeft", "ShiftRight", "AddRelu", "SubRelu"),
     "mul": ("Mul", "Muls", "Axpy", "MulAddDst", "FusedMulAdd", "MulAddRelu", "FusedMulAddRelu", "MulCast"),
     "div": ("Div", "Reciprocal"),
     "sqrt": ("Sqrt", "Rsqrt"),
