@@ -295,3 +295,13 @@ def test_a_vector_signal_waits_for_the_results():
     b.wait(MTE3, 2)
     b.copy_out(1_000)
     assert replay(make_log([b]), p).total_us == pytest.approx((10 + 50 + 10) * NS)
+
+
+def test_sign_costs_its_instruction_sequence_per_chunk():
+    # Sign (sign_common_impl.h): 8 vector instructions with repeats, 2 SetCmpMask, 6 PipeBarrier<PIPE_V> per chunk.
+    p = provisional_params(vec_issue_cycles=2.0, vec_dep_latency_cycles=10.0)
+    b = LogBuilder()
+    b.vec("Sign", 4, chunks=3)
+    b.vec("Sign", 4)  # chunks -1: one instruction (NpuArch 3510's register form)
+    per_chunk = 10 * 2 + 6 * 10
+    assert replay(make_log([b]), p).per_core[0]["V"] == pytest.approx((3 * per_chunk + 4 * 8 + 2 + 4) * NS)

@@ -193,3 +193,32 @@ def test_auto_sync_flags_barriers_and_scalar_work_are_logged(tmp_path):
     assert rep.timing.total_us == pytest.approx(67.56e-3)
     spans = {e["name"]: e for e in rep.timing.trace()}
     assert spans["Adds"]["ts"] == pytest.approx(23e-3) and spans["DataCopy"]["ts"] == pytest.approx(65e-3)
+
+
+SIGN = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void sign_probe(GM_ADDR z) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<float> a = buf.Get<float>();
+    GlobalTensor<float> zg;
+    zg.SetGlobalBuffer((__gm__ float*)z, 256);
+    Duplicate(a, -2.0f, 256);
+    Sign(a[256], a, buf.GetWithOffset<uint8_t>(768, 2048), 200);   // scratch of 768 bytes: 64-element chunks
+    PipeBarrier<PIPE_ALL>();
+}
+"""
+
+
+def test_sign_is_logged_with_its_chunks(tmp_path):
+    src = tmp_path / "sign_probe.cpp"
+    src.write_text(SIGN)
+    rep = run_kernel(src, "sign_probe", 1, [np.zeros(256, np.float32)], timing=provisional_params())
+    vec = kinds(rep.events.cores[0], ev.VEC)
+    sign = vec[1]
+    assert rep.events.api_names[int(sign["api"])] == "Sign"
+    assert int(sign["gm_buf"]) == 4 and int(sign["d"]) == 4   # ceil(200 / 64) chunks; 200 floats = 4 repeats
+    assert int(vec[0]["gm_buf"]) == -1

@@ -18,7 +18,8 @@ assert RECORD.itemsize == 40
 # Record kinds (twin::TimeKind) and what their fields mean.
 COPY = 1         # pipe MTE2/MTE3: a = UB addr, b = bursts, c = longest burst bytes, gm_buf, x = GM bytes, y = GM offset
 VEC = 2          # pipe V: a = dst, b = src0, c = src1 UB addr (NO_ADDR: none), d = repeats, dtype, x = elements,
-                 #   y = V sequence number (1-based count of VEC records) of the vector op it depends on, 0 = none
+                 #   y = V sequence number (1-based count of VEC records) of the vector op it depends on, 0 = none,
+                 #   gm_buf = chunks of a high-level API's instruction sequence (model.COMPOSITE), -1 = one instruction
 SCALAR = 3       # pipe S: a = UB scalar accesses, b = GM scalar reads, c = GM scalar writes
 SET = 4          # pipe signals token x (a = HardEvent number, NO_ADDR for a queue's internal signal)
 WAIT = 5         # pipe waits for token x
@@ -84,12 +85,13 @@ class LogBuilder:
         self._row(COPY, MTE3, api=api, gm_buf=gm_buf, a=ub, b=bursts, c=nbytes // max(1, bursts), x=nbytes, y=gm_off)
 
     def vec(self, api: str, repeats: int, *, dtype: str = "float", dst: int = NO_ADDR, src0: int = NO_ADDR,
-            src1: int = NO_ADDR, dep: int = 0, elements: int | None = None) -> int:
+            src1: int = NO_ADDR, dep: int = 0, elements: int | None = None, chunks: int = -1) -> int:
         """A vector instruction; returns its V sequence number (what a later `dep=` names)."""
         self._vseq += 1
         size = 2 if dtype in ("half", "bfloat16_t", "int16_t", "uint16_t") else 4
         n = repeats * 256 // size if elements is None else elements
-        self._row(VEC, V, dtype=DTYPES.index(dtype), api=api, a=dst, b=src0, c=src1, d=repeats, x=n, y=dep)
+        self._row(VEC, V, dtype=DTYPES.index(dtype), api=api, a=dst, b=src0, c=src1, d=repeats, x=n, y=dep,
+                  gm_buf=chunks)
         return self._vseq
 
     def scalar(self, ub: int = 0, gm_reads: int = 0, gm_writes: int = 0) -> None:

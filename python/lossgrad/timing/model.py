@@ -88,6 +88,22 @@ for _cls, _names in {
         _CLASS_OF[_n] = _cls
 
 
+@dataclass(frozen=True)
+class Composite:
+    """A high-level API the twin runs as one call but the device as an instruction sequence, once per chunk."""
+
+    classes: tuple[str, ...]   # the sequence's vector instructions with repeats, by cost class
+    bare: int                  # instructions without repeats (SetCmpMask): issue cost only
+    barriers: int              # PipeBarrier<PIPE_V> in the sequence (each pays vec_dep_latency_cycles)
+    source: str
+
+
+COMPOSITE: dict[str, Composite] = {
+    "Sign": Composite(("dup", "cmp", "cmp", "dup", "select", "dup", "select", "add"), 2, 6,
+                      "asc-devkit impl/adv_api/detail/math/sign/sign_common_impl.h SignComputeImpl (not NpuArch 3510)"),
+}
+
+
 def vec_class(api: str) -> str:
     """The cost class of a twin vector API name ("Add", "ReduceSum", ...): "default" when none is listed."""
     return _CLASS_OF.get(api, "default")

@@ -25,7 +25,7 @@ import numpy as np
 from ..socs import Soc, get_soc
 from . import events as ev
 from .events import EventLog
-from .model import TimeParams, vec_class
+from .model import COMPOSITE, TimeParams, vec_class
 
 # A pipe "bounds" the kernel when its busiest core keeps it busy for at least this share of the modelled total time
 # (head and tail included); otherwise the kernel is latency-bound (waits, head/tail, dependency chains).
@@ -288,6 +288,20 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
                 factor[is_vec] = vf
                 conflicts += int((vf != 1.0).sum())
             dur[is_vec] = issue + recs["d"][is_vec] * per_rep * cyc * factor[is_vec]
+            # High-level APIs logged as one call: their instruction sequence, once per chunk.
+            chunks = recs["gm_buf"][is_vec].astype(np.int64)
+            for name, comp in COMPOSITE.items():
+                api_id = names.index(name) if name in names else -1
+                sel = (recs["api"][is_vec] == api_id) & (chunks > 0)
+                if not sel.any():
+                    continue
+                dts_ = recs["dtype"][is_vec][sel]
+                seq = np.array([sum(params.vec_cycles(c, ev.DTYPES[d] if d < len(ev.DTYPES) else "?")
+                                    for c in comp.classes) for d in dts_.tolist()])
+                per_chunk = (len(comp.classes) + comp.bare) * issue + comp.barriers * dep_lat
+                vd = dur[is_vec]
+                vd[sel] = chunks[sel] * per_chunk + recs["d"][is_vec][sel] * seq * cyc * factor[is_vec][sel]
+                dur[is_vec] = vd
         sc = kind == ev.SCALAR
         dur[sc] = recs["a"][sc] * s_ub + (recs["b"][sc].astype(np.float64) + recs["c"][sc]) * s_gm
         dur[is_set | is_wait | join] = flag

@@ -92,7 +92,8 @@ enum TimeKind : uint8_t {
     TK_COPY = 1,         // MTE2 (GM->UB) / MTE3 (UB->GM): a = UB addr, b = bursts, c = longest burst bytes,
                          //   gmBuf, x = GM bytes, y = GM offset of the first burst in its buffer
     TK_VEC = 2,          // V: a = dst, b = src0, c = src1 UB addr (kNoAddr: none), d = repeats, dtype,
-                         //   x = elements, y = V sequence number of the vector op it depends on (0: none)
+                         //   x = elements, y = V sequence number of the vector op it depends on (0: none),
+                         //   gmBuf = chunks of a high-level API's instruction sequence (Sign; -1: one instruction)
     TK_SCALAR = 3,       // S: a = UB scalar accesses, b = GM scalar reads, c = GM scalar writes (aggregated)
     TK_SET = 4,          // pipe signals token x (a = HardEvent, kNoAddr for a queue's internal signal)
     TK_WAIT = 5,         // pipe waits for token x
