@@ -42,8 +42,8 @@ class CalibCase:
     kernel: str                      # file in calib_kernels/
     entry: str                       # kernel function name
     block_dim: int
-    defines: dict[str, int]
-    gm_shapes: tuple[tuple[int, ...], ...]  # half GM arguments, in kernel argument order
+    tiling: tuple[int, ...]          # the kernel's tiling struct (uint32 fields), its last argument
+    gm_shapes: tuple[tuple[int, ...], ...]  # half GM arguments before the tiling, in kernel argument order
     total_us: float                  # published Task Duration (us)
     pipes_us: dict[str, float]       # published busy time per pipe (us): aiv_{mte2,mte3,vec,scalar}_time
     source: str
@@ -56,7 +56,7 @@ class CalibCase:
         return max(self.pipes_us, key=lambda p: self.pipes_us[p])
 
     def args(self) -> list[np.ndarray]:
-        return [np.zeros(s, np.float16) for s in self.gm_shapes]
+        return [np.zeros(s, np.float16) for s in self.gm_shapes] + [np.array(self.tiling, np.uint32)]
 
 
 def _dc(scen: int, soc: str, cores: int, n: int, tile: tuple[int, int], total: float, mte2: float,
@@ -65,7 +65,7 @@ def _dc(scen: int, soc: str, cores: int, n: int, tile: tuple[int, int], total: f
     line = "950" if soc == A950_SOC else "A2"
     return CalibCase(
         name=f"data_copy_ub_s{scen}_{line}", soc=soc, kernel="calib_data_copy.cpp", entry="calib_data_copy",
-        block_dim=cores, defines={"CALIB_M": 12288, "CALIB_N": n, "CALIB_TILE_M": tm, "CALIB_TILE_N": tn},
+        block_dim=cores, tiling=(12288, n, tm, tn),
         gm_shapes=((12288, n),), total_us=total, pipes_us={"MTE2": mte2},
         source=f"{_DC} (GM 到 UB, scenario {scen}, {'Ascend 950' if line == '950' else 'Atlas A2/A3'})",
         what=f"[12288,{n}] half, tile [{tm},{tn}], {cores} cores, DataCopyPad only", fitted=fitted)
@@ -75,7 +75,7 @@ def _add(case: int, cores: int, copy_len: int, double: bool, total: float, vec: 
          mte2: float, mte3: float, fitted: tuple[str, ...]) -> CalibCase:
     return CalibCase(
         name=f"add_hp_case{case}_A2", soc=A2_SOC, kernel="calib_add.cpp", entry="calib_add", block_dim=cores,
-        defines={"CALIB_ROWS": 8192, "CALIB_COLS": 8192, "CALIB_COPY_LEN": copy_len, "CALIB_DOUBLE": int(double)},
+        tiling=(8192, 8192, copy_len, int(double)),
         gm_shapes=((8192, 8192),) * 3, total_us=total,
         pipes_us={"MTE2": mte2, "MTE3": mte3, "V": vec, "S": scalar},
         source=f"{_ADD} (case {case}, Atlas A2)",
@@ -113,8 +113,7 @@ def case(name: str) -> CalibCase:
 def run_case(c: CalibCase, *, timing: Any = True) -> Any:
     """Run one case's kernel on the twin (timing=True, or a TimeParams to try other values); the twin Report."""
     from ..twin import run_kernel
-    return run_kernel(KERNEL_DIR / c.kernel, c.entry, c.block_dim, c.args(), soc=c.soc, defines=c.defines,
-                      timing=timing)
+    return run_kernel(KERNEL_DIR / c.kernel, c.entry, c.block_dim, c.args(), soc=c.soc, timing=timing)
 
 
 def compare(c: CalibCase, timing: Any) -> dict[str, Any]:

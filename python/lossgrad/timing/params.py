@@ -132,7 +132,8 @@ def _a2(soc: Soc) -> TimeParams:
         copy_overhead_cycles=Fact(0, "fit: data_copy UB scenario 1 is explained by the 128 B curve point alone", fit_conf),
         burst_overhead_cycles=Fact(_A2_BURST_CYC, "fit: data_copy UB scenario 2 (64 bursts of 128 B) against "
                                                   "scenario 1 and add_high_performance case 1", fit_conf),
-        gm_align_bytes=Fact(512, f"{_DC}: A2/A3 recommend 512-byte aligned rows", "medium"),
+        gm_align_bytes=Fact(32, f"fit: data_copy UB scenarios 1-2 (128-byte aligned copies stream at full rate; "
+                                   f"{_DC} recommends 512-byte aligned rows for A2/A3)", "medium"),
         unaligned_gm_factor=Fact(_A2_UNALIGNED, "fit: data_copy UB scenario 4 (N=12287) against scenario 3", fit_conf),
         vec_dep_latency_cycles=Fact(0, "not separable from vec_issue_cycles in the calibration cases "
                                        "(every Add there is isolated by flags)", "none"),
@@ -208,17 +209,17 @@ def _thin(soc: Soc) -> TimeParams:
 
 # ---------------------------------------------------------------- fitted scalars (see docs/timing.md "Calibration")
 
-_A2_CHIP_GBPS = 1600.0
+_A2_CHIP_GBPS = 1550.0
 _A2_VEC_ISSUE = 22
 _A2_LAUNCH_US = 7.0
 _A2_TAIL_US = 6.0
-_A2_BURST_CYC = 2.9
-_A2_UNALIGNED = 0.3
-_950_CHIP_GBPS = 1627.0
+_A2_BURST_CYC = 1.0
+_A2_UNALIGNED = 0.29
+_950_CHIP_GBPS = 1638.0
 _950_LAUNCH_US = 1.5
 _950_TAIL_US = 1.4
-_950_BURST_CYC = 5.9
-_950_UNALIGNED = 0.9
+_950_BURST_CYC = 0.93
+_950_UNALIGNED = 0.25
 
 
 @lru_cache(maxsize=None)
