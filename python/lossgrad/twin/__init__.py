@@ -295,6 +295,10 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     is `report.timing` (a `lossgrad.timing.Timing`; None with timing off) and the log `report.events`. Also a
     run-time switch: no rebuild."""
     soc_ = get_soc(soc)
+    if timing is None:
+        timing = False
+    if not isinstance(timing, (bool, TimeParams)):
+        raise TypeError(f"timing must be a bool or a lossgrad.timing.TimeParams, got {type(timing).__name__}")
     if not 1 <= int(block_dim) <= 65535:
         raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
     t0 = time.perf_counter()
