@@ -341,11 +341,23 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
-def socs(as_json: bool) -> None:
+@click.option("--time", "show_time", is_flag=True, help="The time model's cost parameters per SoC (source, confidence).")
+def socs(as_json: bool, show_time: bool) -> None:
     """The SoC table the tiling uses (each figure with its source and confidence)."""
+    from .timing.params import params_for, params_record
     records = [soc_record(s) for s in SOCS.values()]
     if as_json:
+        for r in records:
+            r["time_params"] = params_record(params_for(r["name"]))
         click.echo(json.dumps(records, indent=1))
+        return
+    if show_time:
+        for s in SOCS.values():
+            click.echo(f"{s.name} (time model)")
+            for name, f in params_for(s).fields().items():
+                click.echo(f"  {name:<26}{f.confidence:<8}{f.value!s:.60}  [{f.source}]")
+            for note in params_for(s).notes:
+                click.echo(f"  note: {note}")
         return
     click.echo(f"{'SoC':<18}{'line':<6}{'arch':<6}{'cores':>6}{'UB/kernel':>11}{'L2 MB':>8}{'BW GB/s':>9}"
                f"{'MHz':>6}  pad bf16io")
@@ -364,7 +376,7 @@ def socs(as_json: bool) -> None:
         click.echo(f"  {', '.join(aliases_of(target)):<34} -> {target}")
     for key, meaning in AMBIGUOUS.items():
         click.echo(f"  {key!r} is refused as ambiguous: {meaning}")
-    click.echo("Sources and confidence of every figure: lossgrad socs --json")
+    click.echo("Sources and confidence of every figure: lossgrad socs --json; time-model parameters: --time")
 
 
 @main.command()
