@@ -33,9 +33,11 @@ def test_profile_every_op_and_soc(op: str, soc: str) -> None:
     assert p.op == op and p.soc == soc and p.block_dim >= 1
     assert COUNTER_KEYS <= set(p.counters)
     nbytes = g.nbytes + t.nbytes + (0 if op == "kl_div_backward" else s.nbytes)  # KL never reads self
-    # Each input byte read and each output byte written once (310P/910 rewrite <1% of boundary blocks: docs/kernels.md)
-    assert nbytes <= p.counters["gm_bytes_read"] <= 1.01 * nbytes
-    assert p.output.nbytes <= p.counters["gm_bytes_written"] <= 1.01 * p.output.nbytes
+    # Each input byte read and each output byte written once; 310P/910, without DataCopyPad, re-read and rewrite a
+    # few whole 32-byte blocks at row and core boundaries (docs/kernels.md)
+    slack = 1.0 if p.tiling.get("modes") is None or soc not in ("Ascend310P3", "Ascend910A") else 1.05
+    assert nbytes <= p.counters["gm_bytes_read"] <= slack * nbytes
+    assert p.output.nbytes <= p.counters["gm_bytes_written"] <= slack * p.output.nbytes
     assert p.counters["vec_repeats"] > 0 and p.counters["dma_calls"] > 0
     assert p.tiling["block_dim"] == p.block_dim
     t_ = p.timing

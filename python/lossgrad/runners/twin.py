@@ -64,7 +64,7 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False) ->
     out.reshape(-1).view(np.uint8)[:] = UNWRITTEN
     gm = args.ordered(call) + [out, np.zeros(0, np.uint8), args.tiling.data]
     report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
-                        auto_sync=auto_sync, **({"timing": True} if timing else {}))
+                        auto_sync=auto_sync, timing=timing)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)
 
 
