@@ -12,11 +12,8 @@ from lossgrad.timing import calibration as cal
 from lossgrad.timing.model import VEC_CLASSES
 from lossgrad.timing.params import params_for, params_record
 
-# The engine's event log records only the GM offset of a copy's first burst, so a copy whose later bursts start
-# off the alignment (data_copy scenario 4: rows of 12287 halves) is modelled as aligned; see docs/timing.md.
-_KNOWN_OFF = {
-    "data_copy_ub_s4_A2": "per-burst GM alignment is not in the event log (the row pitch 24574 B breaks it)",
-}
+# Cases known to miss their published time (none: the event log now counts misaligned bursts per copy).
+_KNOWN_OFF: dict[str, str] = {}
 
 
 def _marks(c: cal.CalibCase) -> list:

@@ -305,3 +305,17 @@ def test_sign_costs_its_instruction_sequence_per_chunk():
     b.vec("Sign", 4)  # chunks -1: one instruction (NpuArch 3510's register form)
     per_chunk = 10 * 2 + 6 * 10
     assert replay(make_log([b]), p).per_core[0]["V"] == pytest.approx((3 * per_chunk + 4 * 8 + 2 + 4) * NS)
+
+
+def test_unaligned_bursts_move_at_the_unaligned_rate():
+    # 4 bursts of 1,000 bytes, 1,000 bytes apart: offsets 0, 1000, 2000, 3000 -> 3 of 4 not 32-byte aligned
+    # (1000 % 32 = 8); at half rate they take twice as long.
+    p = provisional_params(unaligned_gm_factor=0.5, gm_align_bytes=32)
+    b = LogBuilder()
+    b.copy_in(4_000, bursts=4)
+    assert replay(make_log([b]), p).total_us == pytest.approx((1_000 + 3 * 2_000) / 100 * NS)
+    p128 = provisional_params(unaligned_gm_factor=0.5, gm_align_bytes=128)
+    b = LogBuilder()
+    b.copy_in(4_096, bursts=4, gm_off=64, pitch=1024)  # every burst at 64 mod 128: 32-aligned, not 128-aligned
+    assert replay(make_log([b]), p).total_us == pytest.approx(4_096 / 100 * NS)
+    assert replay(make_log([b]), p128).total_us == pytest.approx(2 * 4_096 / 100 * NS)

@@ -64,10 +64,14 @@ def test_log_agrees_with_the_counters():
         assert len(copies) == core.data_copy_calls + core.data_copy_pad_calls
         assert int(copies["x"][copies["pipe"] == ev.MTE2].sum()) == core.gm_read_bytes
         assert int(copies["x"][copies["pipe"] == ev.MTE3].sum()) == core.gm_write_bytes
+        # one burst each, at offsets of whole 8-element blocks: 32-byte aligned; 128-byte alignment as the offset says
+        assert (copies["b"] == 1).all() and not (copies["d"] & 0xFFFF).any()
+        assert ((copies["d"] >> 16) == (copies["y"] % 128 != 0)).all()
         vec = kinds(log, ev.VEC)
         assert int(vec["d"].sum()) == core.vec_repeats
         assert len(vec) == core.api["Mul"].calls + core.api["Add"].calls
         assert set(vec["dtype"].tolist()) == {ev.DTYPES.index("float")}
+    assert any(((kinds(log, ev.COPY)["d"] >> 16) != 0).any() for log in rep.events.cores)  # core 1 starts at 96 mod 128
 
 
 def test_log_cost_per_tile():

@@ -17,6 +17,8 @@ assert RECORD.itemsize == 40
 
 # Record kinds (twin::TimeKind) and what their fields mean.
 COPY = 1         # pipe MTE2/MTE3: a = UB addr, b = bursts, c = longest burst bytes, gm_buf, x = GM bytes, y = GM offset
+                 #   of the first burst, d = bursts whose GM offset is not 32-byte aligned (bits 0-15) and not
+                 #   128-byte aligned (bits 16-31)
 VEC = 2          # pipe V: a = dst, b = src0, c = src1 UB addr (NO_ADDR: none), d = repeats, dtype, x = elements,
                  #   y = V sequence number (1-based count of VEC records) of the vector op it depends on, 0 = none,
                  #   gm_buf = chunks of a high-level API's instruction sequence (model.COMPOSITE), -1 = one instruction
@@ -76,13 +78,22 @@ class LogBuilder:
              b: int = NO_ADDR, c: int = NO_ADDR, d: int = 0, x: int = 0, y: int = 0) -> None:
         self._rows.append((kind, pipe, dtype, 0, self._api(api), gm_buf, a, b, c, d, x, y))
 
+    def _copy(self, pipe: int, nbytes: int, ub: int, gm_off: int, bursts: int, gm_buf: int, api: str,
+              pitch: int | None) -> None:
+        """Bursts of nbytes / bursts bytes, `pitch` bytes apart in GM (default: back to back)."""
+        n = max(1, bursts)
+        step = nbytes // n if pitch is None else pitch
+        offs = [gm_off + k * step for k in range(n)]
+        mis = sum(o % 32 != 0 for o in offs) | sum(o % 128 != 0 for o in offs) << 16
+        self._row(COPY, pipe, api=api, gm_buf=gm_buf, a=ub, b=n, c=nbytes // n, d=mis, x=nbytes, y=gm_off)
+
     def copy_in(self, nbytes: int, *, ub: int = 0, gm_off: int = 0, bursts: int = 1, gm_buf: int = 0,
-                api: str = "DataCopy") -> None:
-        self._row(COPY, MTE2, api=api, gm_buf=gm_buf, a=ub, b=bursts, c=nbytes // max(1, bursts), x=nbytes, y=gm_off)
+                api: str = "DataCopy", pitch: int | None = None) -> None:
+        self._copy(MTE2, nbytes, ub, gm_off, bursts, gm_buf, api, pitch)
 
     def copy_out(self, nbytes: int, *, ub: int = 0, gm_off: int = 0, bursts: int = 1, gm_buf: int = 1,
-                 api: str = "DataCopy") -> None:
-        self._row(COPY, MTE3, api=api, gm_buf=gm_buf, a=ub, b=bursts, c=nbytes // max(1, bursts), x=nbytes, y=gm_off)
+                 api: str = "DataCopy", pitch: int | None = None) -> None:
+        self._copy(MTE3, nbytes, ub, gm_off, bursts, gm_buf, api, pitch)
 
     def vec(self, api: str, repeats: int, *, dtype: str = "float", dst: int = NO_ADDR, src0: int = NO_ADDR,
             src1: int = NO_ADDR, dep: int = 0, elements: int | None = None, chunks: int = -1) -> int:

@@ -185,6 +185,9 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     copy_oh = _value(params, "copy_overhead_cycles", 0.0, notes) * cyc
     burst_oh = _value(params, "burst_overhead_cycles", 0.0, notes) * cyc
     align = int(_value(params, "gm_align_bytes", 32, notes)) or 1
+    if align not in (32, 128):
+        notes.append(f"gm_align_bytes {align}: the log records 32- and 128-byte alignment; judged at "
+                     f"{32 if align < 128 else 128}")
     unaligned = _value(params, "unaligned_gm_factor", 1.0, notes)
     bank_rule = params.ub_bank_rule.value
     rr_factor = _value(params, "bank_rr_factor", 1.0, notes) if bank_rule else 1.0
@@ -267,7 +270,11 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
             sel = is_copy & (pipe == p)
             if sel.any():
                 r = _interp_rate(curves[p], recs["x"][sel]) * 1e3
-                rate[sel] = np.where(recs["y"][sel] % align != 0, r * unaligned, r)
+                # The share of bursts whose GM offset breaks the alignment moves at unaligned_gm_factor x the rate.
+                mis = recs["d"][sel].astype(np.int64)
+                mis = (mis & 0xFFFF) if align <= 32 else (mis >> 16)
+                f = mis / np.maximum(recs["b"][sel].astype(np.int64), 1)
+                rate[sel] = r / ((1.0 - f) + f / unaligned)
         dur[is_copy] = copy_oh + (np.maximum(recs["b"][is_copy].astype(np.int64), 1) - 1) * burst_oh
         nbytes[is_copy] = recs["x"][is_copy]
         if is_vec.any():
