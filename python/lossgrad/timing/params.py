@@ -144,8 +144,6 @@ def _a2(soc: Soc) -> TimeParams:
                                  f"instruction measures 2 cycles/repeat, every one-source 1", fit_conf),
         bank_rw_factor=Fact(1.77, f"derived: {_BANK} scenario 5 vs 4 (3751 vs 2389) scaled like its read-read "
                                   f"case (4167 vs 2390) is to the fitted 2.0", "low"),
-        scalar_cycles_per_access=Fact(None, "no public per-access figure", "none"),
-        scalar_gm_cycles=Fact(None, "no public per-access figure", "none"),
         flag_cycles=Fact(0, "not separable in the calibration cases", "none"),
         notes=notes,
     )
