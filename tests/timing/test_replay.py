@@ -319,3 +319,21 @@ def test_unaligned_bursts_move_at_the_unaligned_rate():
     b.copy_in(4_096, bursts=4, gm_off=64, pitch=1024)  # every burst at 64 mod 128: 32-aligned, not 128-aligned
     assert replay(make_log([b]), p).total_us == pytest.approx(4_096 / 100 * NS)
     assert replay(make_log([b]), p128).total_us == pytest.approx(2 * 4_096 / 100 * NS)
+
+
+def test_scalar_unit_pays_for_issuing_instructions():
+    # 10 cycles to issue each instruction: the copy is issued at 10, the vector op at 20 (it starts after the copy's
+    # issue, not its end), the scalar access after both issues; S is busy for the issues and its own access.
+    p = provisional_params(scalar_issue_cycles=10.0)
+    b = LogBuilder()
+    b.copy_in(10_000)       # issued 0-10, moves 10-110
+    b.vec("Add", 5)         # issued 10-20, runs 20-25
+    b.scalar(ub=1)          # 20-21
+    b.vec("Add", 5)         # issued 21-31, runs 31-36
+    t = replay(make_log([b]), p)
+    copy = next(e for e in t.trace() if e["tid"] == "MTE2")
+    assert copy["ts"] == pytest.approx(10 * NS)
+    vec = sorted(e["ts"] for e in t.trace() if e["tid"] == "V")
+    assert vec == [pytest.approx(20 * NS), pytest.approx(31 * NS)]
+    assert t.per_core[0]["S"] == pytest.approx(31 * NS)
+    assert t.total_us == pytest.approx(110 * NS)

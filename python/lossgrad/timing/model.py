@@ -37,6 +37,8 @@ Fields (units in the name; every figure is per SoC):
 - ``scalar_cycles_per_access``: S-pipe cost of one scalar UB access (LocalTensor GetValue/SetValue).
 - ``scalar_gm_cycles``: S-pipe cost of one scalar GM access (GlobalTensor GetValue/SetValue, through the data cache).
 - ``flag_cycles``: cost of one SetFlag/WaitFlag/barrier on its pipe. Fallback 0.
+- ``scalar_issue_cycles``: S-pipe cycles the scalar unit spends issuing each instruction of another pipe (copies,
+  vector ops, flags, barriers; loop control and address arithmetic folded in). Fallback 0: issue is free.
 - ``launch_us``: the kernel's head: launch, scalar init before the first pipe instruction.
 - ``tail_us``: the kernel's tail after the last pipe instruction ends (end-of-kernel flush, completion).
 - ``notes``: where public data is thin (310P, Atlas 910): copied into every `Timing.notes` of that SoC.
@@ -133,6 +135,7 @@ class TimeParams:
     scalar_cycles_per_access: Fact = field(default_factory=lambda: Fact(1, "fallback: one cycle", "none"))
     scalar_gm_cycles: Fact = field(default_factory=lambda: Fact(1, "fallback: one cycle (data cache hit)", "none"))
     flag_cycles: Fact = field(default_factory=lambda: Fact(0, "fallback: not modelled", "none"))
+    scalar_issue_cycles: Fact = field(default_factory=lambda: Fact(0, "fallback: not modelled", "none"))
     notes: tuple[str, ...] = ()
 
     def fields(self) -> dict[str, Fact]:

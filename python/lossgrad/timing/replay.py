@@ -180,6 +180,7 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     issue = _value(params, "vec_issue_cycles", 0.0, notes) * cyc
     dep_lat = _value(params, "vec_dep_latency_cycles", 0.0, notes) * cyc
     flag = _value(params, "flag_cycles", 0.0, notes) * cyc
+    issue_s = _value(params, "scalar_issue_cycles", 0.0, notes) * cyc
     s_ub = _value(params, "scalar_cycles_per_access", 1.0, notes) * cyc
     s_gm = _value(params, "scalar_gm_cycles", 1.0, notes) * cyc
     copy_oh = _value(params, "copy_overhead_cycles", 0.0, notes) * cyc
@@ -207,6 +208,8 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     parts_dur, parts_bytes, parts_rate, parts_preds, parts_pipe, parts_core, parts_rec, parts_factor = \
         [], [], [], [], [], [], [], []
     parts_lag: list[np.ndarray] = []
+    parts_early: list[np.ndarray] = []
+    issue_busy: dict[int, float] = {}
     sync_arrive: list[list[int]] = []   # per sync_all k: the nodes it joins (all pipes of all cores)
     sync_depart: list[list[int]] = []   # per sync_all k: the sync records that wait for the join
     offset = 0
@@ -328,6 +331,19 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
         lags[:, 3] = dep_lat
         after_vec = (preds[:, 0] >= 0) & is_vec[np.maximum(preds[:, 0], 0)]
         lags[((is_set & (pipe == ev.V)) | join) & after_vec, 0] = dep_lat
+        # The scalar unit spends scalar_issue_cycles issuing each instruction of another pipe: an instruction is
+        # issued after the last S node plus the issues since it; the next S node waits for them too.
+        early = np.full(n, launch_us)
+        if issue_s > 0:
+            issued = np.cumsum((pipe != ev.S) & ~join)
+            s_pred = np.where(join, last[ev.S], np.where(pipe != ev.S, preds[:, 1], preds[:, 0]))
+            count = issued - np.where(s_pred >= 0, issued[np.maximum(s_pred, 0)], 0)
+            col = np.where(join, 5, np.where(pipe != ev.S, 1, 0))
+            has_s = s_pred >= 0
+            lags[idx[has_s], col[has_s]] += count[has_s] * issue_s
+            early[~has_s] += count[~has_s] * issue_s
+            issue_busy[core] = float(issued[-1]) * issue_s
+        parts_early.append(early)
         preds = np.where(preds >= 0, preds + offset, -1)
         parts_lag.append(lags)
         parts_dur.append(dur)
@@ -376,7 +392,8 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     dur = np.concatenate(parts_dur + [zeros]) if parts_dur else zeros
     nbytes = np.concatenate(parts_bytes + [zeros]) if parts_bytes else zeros
     rate = np.concatenate(parts_rate + [zeros + 1]) if parts_rate else zeros + 1
-    start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, launch_us, chip_bw)
+    early = np.concatenate(parts_early + [zeros + launch_us]) if parts_early else zeros + launch_us
+    start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, early, chip_bw)
 
     core_of = np.concatenate(parts_core + [np.full(len(sync_arrive), -1, np.int64)])
     pipe_of = np.concatenate(parts_pipe + [np.full(len(sync_arrive), ev.S, np.int64)])
@@ -385,6 +402,8 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     busy = np.zeros((len(log.cores), 4))
     real = core_of >= 0
     np.add.at(busy, (core_of[real], pipe_of[real]), (end - start)[real])
+    for c, us in issue_busy.items():
+        busy[c, ev.S] += us
     per_core = tuple({"MTE2": float(b[ev.MTE2]), "MTE3": float(b[ev.MTE3]), "V": float(b[ev.V]), "S": float(b[ev.S])}
                      for b in busy)
     last_end = max(launch_us, float(end.max())) if len(end) else launch_us
@@ -404,7 +423,7 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
 
 
 def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np.ndarray, nbytes: np.ndarray,
-              rate: np.ndarray, t0: float, chip_bw: float) -> tuple[np.ndarray, np.ndarray]:
+              rate: np.ndarray, early: np.ndarray, chip_bw: float) -> tuple[np.ndarray, np.ndarray]:
     """Start and end of every node of the graph (edges src -> dst, dst starting >= end(src) + lag).
 
     Fixed nodes end at start + dur. A copy (nbytes > 0) moves its bytes after its fixed overhead dur, at
@@ -418,7 +437,8 @@ def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np
     ptr_l = ptr.tolist()
     indeg = np.bincount(dst, minlength=n).tolist()
     dur_l, bytes_l, rate_l = dur.tolist(), nbytes.tolist(), rate.tolist()
-    ready = [t0] * n
+    ready = early.tolist()   # the earliest start of each node (the kernel's head, scalar issue before the first S node)
+    t0 = float(early.min()) if n else 0.0
     start = [0.0] * n
     end = [-1.0] * n
     pending: list[tuple[float, int]] = []   # (time its bytes start moving, node)
