@@ -393,6 +393,20 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     nbytes = np.concatenate(parts_bytes + [zeros]) if parts_bytes else zeros
     rate = np.concatenate(parts_rate + [zeros + 1]) if parts_rate else zeros + 1
     early = np.concatenate(parts_early + [zeros + launch_us]) if parts_early else zeros + launch_us
+    # When the copies of all cores at full rate cannot exceed the chip's bandwidth, no copy is ever slowed: copies
+    # are fixed-cost nodes then (the same schedule, without the bandwidth simulation).
+    peak = 0.0
+    core_ids = np.concatenate(parts_core) if parts_core else np.zeros(0, np.int64)
+    pipes_ = np.concatenate(parts_pipe) if parts_pipe else np.zeros(0, np.int64)
+    for p in (ev.MTE2, ev.MTE3):
+        sel = (nbytes[:offset] > 0) & (pipes_ == p)
+        if sel.any():  # per core its fastest copy on this pipe (records are grouped by core, in core order)
+            heads = np.r_[0, np.flatnonzero(np.diff(core_ids[sel])) + 1]
+            peak += float(np.maximum.reduceat(rate[:offset][sel], heads).sum())
+    if peak <= chip_bw:
+        copy = nbytes > 0
+        dur = np.where(copy, dur + nbytes / rate, dur)
+        nbytes = np.zeros_like(nbytes)
     start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, early, chip_bw)
 
     core_of = np.concatenate(parts_core + [np.full(len(sync_arrive), -1, np.int64)])
