@@ -209,6 +209,8 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
         [], [], [], [], [], [], [], []
     parts_lag: list[np.ndarray] = []
     parts_early: list[np.ndarray] = []
+    parts_alias: list[np.ndarray] = []   # a set taken out of the graph: the node it ends with (-2: the head)
+    alias_lag: list[np.ndarray] = []
     issue_busy: dict[int, float] = {}
     sync_arrive: list[list[int]] = []   # per sync_all k: the nodes it joins (all pipes of all cores)
     sync_depart: list[list[int]] = []   # per sync_all k: the sync records that wait for the join
@@ -344,6 +346,32 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
             early[~has_s] += count[~has_s] * issue_s
             issue_busy[core] = float(issued[-1]) * issue_s
         parts_early.append(early)
+        # Free signals (flag_cycles 0, no issue cost) are taken out of the graph to schedule fewer nodes: a set ends
+        # when its pipe's previous node ends (+ its lag), so every edge from it is moved to that node. Its issuing
+        # S node is dropped with it: every successor is issued later, so it waits for that S node anyway.
+        alias = np.full(n, -1, np.int64)
+        if flag == 0 and issue_s == 0 and is_set.any():
+            target = np.where(is_set, preds[:, 0], idx)
+            shift = np.where(is_set, lags[:, 0], 0.0)
+            for _ in range(n):  # pointer jumping over runs of sets
+                hop = (target >= 0) & is_set[np.maximum(target, 0)] & (target != idx)
+                if not hop.any():
+                    break
+                t = target[hop]
+                shift[hop] += shift[t]
+                target[hop] = target[t]
+            used = preds >= 0
+            via = used & is_set[np.maximum(preds, 0)]
+            old = preds[via]
+            preds[via] = target[old]
+            lags[via] += shift[old]
+            preds[is_set] = -1
+            alias = np.where(is_set, target, -1)
+            alias_lag.append(np.where(is_set, shift, 0.0))
+        else:
+            alias_lag.append(np.zeros(n))
+        parts_alias.append(np.where(alias >= 0, alias + offset, np.where(is_set & (alias < 0) & (flag == 0) &
+                                                                          (issue_s == 0), -2, -1)))
         preds = np.where(preds >= 0, preds + offset, -1)
         parts_lag.append(lags)
         parts_dur.append(dur)
@@ -408,6 +436,14 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
         dur = np.where(copy, dur + nbytes / rate, dur)
         nbytes = np.zeros_like(nbytes)
     start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, early, chip_bw)
+    if parts_alias:  # the sets taken out: zero-length, when the node they follow ends
+        al = np.concatenate(parts_alias + [np.full(len(sync_arrive), -1, np.int64)])
+        al_lag = np.concatenate(alias_lag + [zeros])
+        m = al >= 0
+        end[m] = end[al[m]] + al_lag[m]
+        start[m] = end[m]
+        h = al == -2
+        end[h] = start[h] = early[h]
 
     core_of = np.concatenate(parts_core + [np.full(len(sync_arrive), -1, np.int64)])
     pipe_of = np.concatenate(parts_pipe + [np.full(len(sync_arrive), ev.S, np.int64)])
