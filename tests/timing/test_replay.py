@@ -337,3 +337,34 @@ def test_scalar_unit_pays_for_issuing_instructions():
     assert vec == [pytest.approx(20 * NS), pytest.approx(31 * NS)]
     assert t.per_core[0]["S"] == pytest.approx(31 * NS)
     assert t.total_us == pytest.approx(110 * NS)
+
+
+def test_sync_all_after_a_signal_waits_for_the_signalled_work(params):
+    # The last record before sync_all on core 0 is a (free) set after a long vector op: the barrier still waits for
+    # the vector op.
+    slow, fast = LogBuilder(), LogBuilder()
+    slow.vec("Add", 1000)
+    slow.set(V, 1)
+    fast.vec("Add", 10)
+    for b in (slow, fast):
+        b.sync_all()
+    slow.wait(MTE3, 1)
+    for b in (slow, fast):
+        b.copy_out(10_000)
+    t = replay(make_log([slow, fast]), params)
+    assert t.total_us == pytest.approx(1100 * NS)
+    spans = [e for e in t.trace() if e["pid"] == 1 and e["tid"] == "MTE3"]
+    assert spans[0]["ts"] == pytest.approx(1000 * NS)
+
+
+def test_waves_wait_for_work_behind_a_signal(params):
+    # Block 8 on Ascend310P3 (8 cores) runs after block 0, whose last V record is a (free) set after a long op.
+    logs = []
+    for i in range(9):
+        b = LogBuilder()
+        b.vec("Add", 1000 if i == 0 else 10)
+        b.set(V, 1)
+        b.wait(MTE3, 1)
+        logs.append(b)
+    t = replay(make_log(logs), params, soc="Ascend310P3")
+    assert t.total_us == pytest.approx(1010 * NS)

@@ -382,9 +382,23 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
         parts_core.append(np.full(n, core, np.int64))
         parts_rec.append(idx)
         parts_factor.append(factor)
-        touched = [((pipe == p) | join) for p in range(4)]
-        core_ends[core] = [int(np.flatnonzero(t)[-1]) + offset for t in touched if t.any()]
-        core_starts[core] = [int(np.flatnonzero(t)[0]) + offset for t in touched if t.any()]
+        # Waves: the first and last node of the block on each pipe (a set taken out of the graph: the node it
+        # follows; none if it follows nothing).
+        gone = alias != -1
+        gone |= is_set & (flag == 0) & (issue_s == 0)
+        ends, starts = [], []
+        for p in range(4):
+            on = (pipe == p) | join
+            if on.any():
+                e = int(np.flatnonzero(on)[-1])
+                e = int(alias[e]) if gone[e] else e
+                if e >= 0:
+                    ends.append(e + offset)
+            keep = on & ~gone
+            if keep.any():
+                starts.append(int(np.flatnonzero(keep)[0]) + offset)
+        core_ends[core] = ends
+        core_starts[core] = starts
         offset += n
     for k, deps in enumerate(sync_depart):
         if len(deps) != active_cores:
@@ -406,11 +420,17 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
                 src_e.append(np.array([e for e, _ in pairs], np.int64))
                 dst_e.append(np.array([f for _, f in pairs], np.int64))
                 lag_e.append(np.zeros(len(pairs)))
+    al = np.concatenate(parts_alias + [np.full(len(sync_arrive), -1, np.int64)]) if parts_alias else \
+        np.full(len(sync_arrive), -1, np.int64)
+    al_lag = np.concatenate(alias_lag + [np.zeros(len(sync_arrive))]) if alias_lag else np.zeros(len(sync_arrive))
     for k, (arr, dep_) in enumerate(zip(sync_arrive, sync_depart)):
         g = offset + k
-        src_e += [np.array(arr, np.int64), np.full(len(dep_), g, np.int64)]
+        a = np.array(arr, np.int64)
+        a_lag = np.where(al[a] >= 0, al_lag[a], 0.0)  # a set taken out of the graph: the node it follows
+        a = np.where(al[a] >= 0, al[a], np.where(al[a] == -2, -1, a))
+        src_e += [a, np.full(len(dep_), g, np.int64)]
         dst_e += [np.full(len(arr), g, np.int64), np.array(dep_, np.int64)]
-        lag_e += [np.zeros(len(arr)), np.zeros(len(dep_))]
+        lag_e += [a_lag, np.zeros(len(dep_))]
     src = np.concatenate(src_e) if src_e else np.zeros(0, np.int64)
     dst = np.concatenate(dst_e) if dst_e else np.zeros(0, np.int64)
     lag = np.concatenate(lag_e) if lag_e else np.zeros(0)
@@ -437,8 +457,6 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
         nbytes = np.zeros_like(nbytes)
     start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, early, chip_bw)
     if parts_alias:  # the sets taken out: zero-length, when the node they follow ends
-        al = np.concatenate(parts_alias + [np.full(len(sync_arrive), -1, np.int64)])
-        al_lag = np.concatenate(alias_lag + [zeros])
         m = al >= 0
         end[m] = end[al[m]] + al_lag[m]
         start[m] = end[m]
