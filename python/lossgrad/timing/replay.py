@@ -455,7 +455,7 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
         copy = nbytes > 0
         dur = np.where(copy, dur + nbytes / rate, dur)
         nbytes = np.zeros_like(nbytes)
-    start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, early, chip_bw)
+    start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, early, chip_bw, skip=al != -1)
     if parts_alias:  # the sets taken out: zero-length, when the node they follow ends
         m = al >= 0
         end[m] = end[al[m]] + al_lag[m]
@@ -491,12 +491,14 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
 
 
 def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np.ndarray, nbytes: np.ndarray,
-              rate: np.ndarray, early: np.ndarray, chip_bw: float) -> tuple[np.ndarray, np.ndarray]:
+              rate: np.ndarray, early: np.ndarray, chip_bw: float,
+              skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Start and end of every node of the graph (edges src -> dst, dst starting >= end(src) + lag).
 
     Fixed nodes end at start + dur. A copy (nbytes > 0) moves its bytes after its fixed overhead dur, at
     rate x s(t), s(t) = min(1, chip_bw / sum of the rates in flight). All copies progress on one virtual clock V
-    (dV/dt = s), so a copy ends when V has advanced by nbytes / rate since its bytes started moving."""
+    (dV/dt = s), so a copy ends when V has advanced by nbytes / rate since its bytes started moving. `skip`: nodes
+    outside the graph (no edges; the caller sets their times)."""
     order = np.argsort(src, kind="stable")
     succ = dst[order].tolist()
     slag = lag[order].tolist()
@@ -511,7 +513,10 @@ def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np
     end = [-1.0] * n
     pending: list[tuple[float, int]] = []   # (time its bytes start moving, node)
     flight: list[tuple[float, int]] = []    # (virtual finish time, node)
-    stack = np.flatnonzero(np.asarray(indeg) == 0).tolist()[::-1]
+    free = np.asarray(indeg) == 0
+    if skip is not None:
+        free &= ~skip
+    stack = np.flatnonzero(free).tolist()[::-1]
 
     def release() -> None:
         # Fixed-cost nodes settle at once (depth-first); a copy waits in `pending` for the bandwidth simulation.
@@ -560,7 +565,10 @@ def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np
                 if indeg[s] == 0:
                     stack.append(s)
             release()
-    if min(end, default=0.0) < 0:
-        stuck = sum(1 for e in end if e < 0)
+    end_a = np.array(end)
+    if skip is not None:
+        end_a[skip] = 0.0
+    if (end_a < 0).any():
+        stuck = int((end_a < 0).sum())
         raise ValueError(f"replay: {stuck} operations never became ready (a cycle of waits in the log)")
-    return np.array(start), np.array(end)
+    return np.array(start), end_a
