@@ -202,276 +202,268 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
             raise ValueError(f"TimeParams of {params.soc}: {ev.PIPES[p]} copy-bandwidth curve must be given and > 0")
     names = log.api_names
 
-    # Per core, vectorised: each record's cost and its predecessors (columns: same pipe, issuing scalar unit,
-    # the set a wait pairs with, the vector op it depends on (lag dep_lat), and for joins the other three pipes).
+    # All cores' records at once (vectorised; indices are global, every core's records contiguous): each record's
+    # cost and its predecessors (columns: same pipe, issuing scalar unit, the set a wait pairs with, the vector op
+    # it depends on (lag dep_lat), and for joins the other three pipes).
     K = 6
-    parts_dur, parts_bytes, parts_rate, parts_preds, parts_pipe, parts_core, parts_rec, parts_factor = \
-        [], [], [], [], [], [], [], []
-    parts_lag: list[np.ndarray] = []
-    parts_early: list[np.ndarray] = []
-    parts_alias: list[np.ndarray] = []   # a set taken out of the graph: the node it ends with (-2: the head)
-    alias_lag: list[np.ndarray] = []
-    issue_busy: dict[int, float] = {}
-    sync_arrive: list[list[int]] = []   # per sync_all k: the nodes it joins (all pipes of all cores)
-    sync_depart: list[list[int]] = []   # per sync_all k: the sync records that wait for the join
-    offset = 0
-    conflicts = 0
-    active_cores = 0
-    core_ends: dict[int, list[int]] = {}    # per block: its last node on each pipe
-    core_starts: dict[int, list[int]] = {}  # per block: its first node on each pipe
-    for core, recs in enumerate(log.cores):
-        n = len(recs)
-        if n == 0:
-            continue
-        active_cores += 1
-        kind = recs["kind"].astype(np.int64)
-        pipe = recs["pipe"].astype(np.int64)
-        if ((kind < ev.COPY) | (kind > ev.SYNC_ALL)).any():
-            raise ValueError(f"event log of core {core}: unknown record kind {int(kind[(kind < 1) | (kind > 8)][0])}")
-        join = (kind == ev.BARRIER_ALL) | (kind == ev.SYNC_ALL)
-        pipe = np.where(join, ev.S, pipe)
-        idx = np.arange(n)
-        last = [_last_before((pipe == p) | join) for p in range(4)]
-        preds = np.full((n, K), -1, np.int64)
-        own = np.choose(pipe, last)
-        preds[:, 0] = own
-        preds[:, 1] = np.where(pipe != ev.S, last[ev.S], -1)
-        # waits: the set with the same token
-        is_set, is_wait = kind == ev.SET, kind == ev.WAIT
-        if is_wait.any():
-            set_idx = idx[is_set]
-            order = np.argsort(recs["x"][set_idx], kind="stable")
-            keys = recs["x"][set_idx][order]
-            wt = recs["x"][is_wait]
-            pos = np.searchsorted(keys, wt)
-            ok = (pos < len(keys)) & (keys[np.minimum(pos, max(len(keys) - 1, 0))] == wt) if len(keys) else \
-                np.zeros(len(wt), bool)
-            src = set_idx[order][np.minimum(pos, max(len(keys) - 1, 0))] if len(keys) else np.zeros(len(wt), np.int64)
-            widx = idx[is_wait]
-            if not ok.all() or (src >= widx).any():
-                bad = int(widx[~ok | (src >= widx)][0])
-                raise ValueError(f"event log of core {core}: record {bad} waits for token {int(recs['x'][bad])} "
-                                 f"that no earlier record set")
-            preds[widx, 2] = src
-        # vector dependencies (V sequence numbers count the VEC records)
-        is_vec = kind == ev.VEC
-        vec_idx = idx[is_vec]
-        dep = recs["y"][is_vec].astype(np.int64)
-        has = (dep > 0) & (dep <= len(vec_idx))
-        preds[vec_idx[has], 3] = vec_idx[dep[has] - 1]
-        jidx = idx[join]
-        if len(jidx):
-            preds[jidx, 0] = last[ev.V][jidx]
-            preds[jidx, 1] = last[ev.MTE2][jidx]
-            preds[jidx, 4] = last[ev.MTE3][jidx]
-            preds[jidx, 5] = last[ev.S][jidx]
-        # costs
-        dur = np.zeros(n)
-        nbytes = np.zeros(n)
-        rate = np.ones(n)
-        factor = np.ones(n)
-        is_copy = kind == ev.COPY
-        for p in (ev.MTE2, ev.MTE3):
-            sel = is_copy & (pipe == p)
-            if sel.any():
-                r = _interp_rate(curves[p], recs["x"][sel]) * 1e3
-                # The share of bursts whose GM offset breaks the alignment moves at unaligned_gm_factor x the rate.
-                mis = recs["d"][sel].astype(np.int64)
-                mis = (mis & 0xFFFF) if align <= 32 else (mis >> 16)
-                f = mis / np.maximum(recs["b"][sel].astype(np.int64), 1)
-                rate[sel] = r / ((1.0 - f) + f / unaligned)
-        dur[is_copy] = copy_oh + (np.maximum(recs["b"][is_copy].astype(np.int64), 1) - 1) * burst_oh
-        nbytes[is_copy] = recs["x"][is_copy]
-        if is_vec.any():
-            key = recs["api"][is_vec].astype(np.int64) * 256 + recs["dtype"][is_vec]
-            uk, inv = np.unique(key, return_inverse=True)
-            per_rep = np.array([params.vec_cycles(vec_class(names[k // 256] if k // 256 < len(names) else "?"),
-                                                  ev.DTYPES[k % 256] if k % 256 < len(ev.DTYPES) else "?")
-                                for k in uk.tolist()])[inv]
-            if bank_rule:
-                ops = np.stack([recs["a"][is_vec], recs["b"][is_vec], recs["c"][is_vec]], axis=1).astype(np.int64)
-                uo, oinv = np.unique(ops, axis=0, return_inverse=True)
-                f = []
-                for d_, s0, s1 in uo.tolist():
-                    rr, rw = bank_conflicts(d_, s0, s1)
-                    f.append((rr_factor if rr else 1.0) * (rw_factor if rw else 1.0))
-                vf = np.array(f)[np.asarray(oinv).reshape(-1)]
-                vf = np.where(recs["d"][is_vec] > 0, vf, 1.0)
-                factor[is_vec] = vf
-                conflicts += int((vf != 1.0).sum())
-            dur[is_vec] = issue + recs["d"][is_vec] * per_rep * cyc * factor[is_vec]
-            # High-level APIs logged as one call: their instruction sequence, once per chunk.
-            chunks = recs["gm_buf"][is_vec].astype(np.int64)
-            for name, comp in COMPOSITE.items():
-                api_id = names.index(name) if name in names else -1
-                sel = (recs["api"][is_vec] == api_id) & (chunks > 0)
-                if not sel.any():
-                    continue
-                dts_ = recs["dtype"][is_vec][sel]
-                seq = np.array([sum(params.vec_cycles(c, ev.DTYPES[d] if d < len(ev.DTYPES) else "?")
-                                    for c in comp.classes) for d in dts_.tolist()])
-                per_chunk = (len(comp.classes) + comp.bare) * issue + comp.barriers * dep_lat
-                vd = dur[is_vec]
-                vd[sel] = chunks[sel] * per_chunk + recs["d"][is_vec][sel] * seq * cyc * factor[is_vec][sel]
-                dur[is_vec] = vd
-        sc = kind == ev.SCALAR
-        dur[sc] = recs["a"][sc] * s_ub + (recs["b"][sc].astype(np.float64) + recs["c"][sc]) * s_gm
-        dur[is_set | is_wait | join] = flag
-        bar = kind == ev.BARRIER
-        dur[bar] = flag + np.where(pipe[bar] == ev.V, dep_lat, 0.0)
-        # sync_all: the k-th sync record of this core departs after global join k
-        for k, i in enumerate(idx[kind == ev.SYNC_ALL].tolist()):
-            if k == len(sync_arrive):
-                sync_arrive.append([])
-                sync_depart.append([])
-            sync_arrive[k] += [int(x) + offset for x in preds[i] if x >= 0]
-            sync_depart[k].append(i + offset)
-            preds[i] = -1
-        # Lags: a vector op's dependency, and a V signal or PIPE_ALL join right after a vector op, wait for the V
-        # results to be written (vec_dep_latency_cycles after it ends), as set_flag waits for its pipe's completion.
-        lags = np.zeros((n, K))
-        lags[:, 3] = dep_lat
-        after_vec = (preds[:, 0] >= 0) & is_vec[np.maximum(preds[:, 0], 0)]
-        lags[((is_set & (pipe == ev.V)) | join) & after_vec, 0] = dep_lat
-        # The scalar unit spends scalar_issue_cycles issuing each instruction of another pipe: an instruction is
-        # issued after the last S node plus the issues since it; the next S node waits for them too.
-        early = np.full(n, launch_us)
-        if issue_s > 0:
-            issued = np.cumsum((pipe != ev.S) & ~join)
-            s_pred = np.where(join, last[ev.S], np.where(pipe != ev.S, preds[:, 1], preds[:, 0]))
-            count = issued - np.where(s_pred >= 0, issued[np.maximum(s_pred, 0)], 0)
-            col = np.where(join, 5, np.where(pipe != ev.S, 1, 0))
-            has_s = s_pred >= 0
-            lags[idx[has_s], col[has_s]] += count[has_s] * issue_s
-            early[~has_s] += count[~has_s] * issue_s
-            issue_busy[core] = float(issued[-1]) * issue_s
-        parts_early.append(early)
-        # Free signals (flag_cycles 0, no issue cost) are taken out of the graph to schedule fewer nodes: a set ends
-        # when its pipe's previous node ends (+ its lag), so every edge from it is moved to that node. Its issuing
-        # S node is dropped with it: every successor is issued later, so it waits for that S node anyway.
-        alias = np.full(n, -1, np.int64)
-        if flag == 0 and issue_s == 0 and is_set.any():
-            target = np.where(is_set, preds[:, 0], idx)
-            shift = np.where(is_set, lags[:, 0], 0.0)
-            for _ in range(n):  # pointer jumping over runs of sets
-                hop = (target >= 0) & is_set[np.maximum(target, 0)] & (target != idx)
-                if not hop.any():
-                    break
-                t = target[hop]
-                shift[hop] += shift[t]
-                target[hop] = target[t]
-            used = preds >= 0
-            via = used & is_set[np.maximum(preds, 0)]
-            old = preds[via]
-            preds[via] = target[old]
-            lags[via] += shift[old]
-            preds[is_set] = -1
-            alias = np.where(is_set, target, -1)
-            alias_lag.append(np.where(is_set, shift, 0.0))
+    ncores = len(log.cores)
+    sizes = np.array([len(c) for c in log.cores], np.int64)
+    active = np.flatnonzero(sizes)
+    recs = np.concatenate([log.cores[c] for c in active]) if len(active) else np.zeros(0, ev.RECORD)
+    n = len(recs)
+    core_start = np.zeros(ncores, np.int64)
+    core_start[1:] = np.cumsum(sizes)[:-1]
+    core_id = np.repeat(np.arange(ncores), sizes)
+    first = core_start[core_id]                     # index of each record's core's first record
+    idx = np.arange(n)
+    kind = recs["kind"].astype(np.int64)
+    pipe = recs["pipe"].astype(np.int64)
+    bad = (kind < ev.COPY) | (kind > ev.SYNC_ALL)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"event log of core {int(core_id[i])}: unknown record kind {int(kind[i])}")
+    join = (kind == ev.BARRIER_ALL) | (kind == ev.SYNC_ALL)
+    pipe = np.where(join, ev.S, pipe)
+    last = [_last_before((pipe == p) | join) for p in range(4)]
+    for p in range(4):
+        last[p][last[p] < first] = -1               # no predecessor across cores
+    preds = np.full((n, K), -1, np.int64)
+    preds[:, 0] = np.choose(pipe, last) if n else preds[:, 0]
+    preds[:, 1] = np.where(pipe != ev.S, last[ev.S], -1)
+    # waits: the set of the same core with the same token
+    is_set, is_wait = kind == ev.SET, kind == ev.WAIT
+    if is_wait.any():
+        token = core_id.astype(np.uint64) << np.uint64(40) | recs["x"]
+        set_idx = idx[is_set]
+        order = np.argsort(token[set_idx], kind="stable")
+        keys = token[set_idx][order]
+        wt = token[is_wait]
+        widx = idx[is_wait]
+        if len(keys):
+            pos = np.minimum(np.searchsorted(keys, wt), len(keys) - 1)
+            ok = keys[pos] == wt
+            src = set_idx[order][pos]
         else:
-            alias_lag.append(np.zeros(n))
-        parts_alias.append(np.where(alias >= 0, alias + offset, np.where(is_set & (alias < 0) & (flag == 0) &
-                                                                          (issue_s == 0), -2, -1)))
-        preds = np.where(preds >= 0, preds + offset, -1)
-        parts_lag.append(lags)
-        parts_dur.append(dur)
-        parts_bytes.append(nbytes)
-        parts_rate.append(rate)
-        parts_preds.append(preds)
-        parts_pipe.append(pipe)
-        parts_core.append(np.full(n, core, np.int64))
-        parts_rec.append(idx)
-        parts_factor.append(factor)
-        # Waves: the first and last node of the block on each pipe (a set taken out of the graph: the node it
-        # follows; none if it follows nothing).
-        gone = alias != -1
-        gone |= is_set & (flag == 0) & (issue_s == 0)
-        ends, starts = [], []
-        for p in range(4):
-            on = (pipe == p) | join
-            if on.any():
-                e = int(np.flatnonzero(on)[-1])
-                e = int(alias[e]) if gone[e] else e
-                if e >= 0:
-                    ends.append(e + offset)
-            keep = on & ~gone
-            if keep.any():
-                starts.append(int(np.flatnonzero(keep)[0]) + offset)
-        core_ends[core] = ends
-        core_starts[core] = starts
-        offset += n
+            ok = np.zeros(len(wt), bool)
+            src = widx
+        wrong = ~ok | (src >= widx)
+        if wrong.any():
+            i = int(widx[wrong][0])
+            raise ValueError(f"event log of core {int(core_id[i])}: record {i - int(first[i])} waits for token "
+                             f"{int(recs['x'][i])} that no earlier record set")
+        preds[widx, 2] = src
+    # vector dependencies: V sequence numbers count each core's VEC records from 1
+    is_vec = kind == ev.VEC
+    vec_idx = idx[is_vec]
+    vec_rank = np.cumsum(is_vec) - 1                # global rank of each VEC record among VEC records
+    vec_base = vec_rank[first] + (~is_vec[first]).astype(np.int64)  # rank of the core's first VEC record
+    vec_count = np.bincount(core_id[is_vec], minlength=ncores)
+    dep = recs["y"][is_vec].astype(np.int64)
+    vcore = core_id[is_vec]
+    has = (dep > 0) & (dep <= vec_count[vcore])
+    preds[vec_idx[has], 3] = vec_idx[vec_base[is_vec][has] + dep[has] - 1]
+    jidx = idx[join]
+    if len(jidx):
+        preds[jidx, 0] = last[ev.V][jidx]
+        preds[jidx, 1] = last[ev.MTE2][jidx]
+        preds[jidx, 4] = last[ev.MTE3][jidx]
+        preds[jidx, 5] = last[ev.S][jidx]
+    # costs
+    dur = np.zeros(n)
+    nbytes = np.zeros(n)
+    rate = np.ones(n)
+    factor = np.ones(n)
+    is_copy = kind == ev.COPY
+    for p in (ev.MTE2, ev.MTE3):
+        sel = is_copy & (pipe == p)
+        if sel.any():
+            r = _interp_rate(curves[p], recs["x"][sel]) * 1e3
+            # The share of bursts whose GM offset breaks the alignment moves at unaligned_gm_factor x the rate.
+            mis = recs["d"][sel].astype(np.int64)
+            mis = (mis & 0xFFFF) if align <= 32 else (mis >> 16)
+            f = mis / np.maximum(recs["b"][sel].astype(np.int64), 1)
+            rate[sel] = r / ((1.0 - f) + f / unaligned)
+    dur[is_copy] = copy_oh + (np.maximum(recs["b"][is_copy].astype(np.int64), 1) - 1) * burst_oh
+    nbytes[is_copy] = recs["x"][is_copy]
+    conflicts = 0
+    if is_vec.any():
+        key = recs["api"][is_vec].astype(np.int64) * 256 + recs["dtype"][is_vec]
+        uk, inv = np.unique(key, return_inverse=True)
+        per_rep = np.array([params.vec_cycles(vec_class(names[k // 256] if k // 256 < len(names) else "?"),
+                                              ev.DTYPES[k % 256] if k % 256 < len(ev.DTYPES) else "?")
+                            for k in uk.tolist()])[np.asarray(inv).reshape(-1)]
+        if bank_rule:
+            ops = np.stack([recs["a"][is_vec], recs["b"][is_vec], recs["c"][is_vec]], axis=1).astype(np.int64)
+            uo, oinv = np.unique(ops, axis=0, return_inverse=True)
+            f = []
+            for d_, s0, s1 in uo.tolist():
+                rr, rw = bank_conflicts(d_, s0, s1)
+                f.append((rr_factor if rr else 1.0) * (rw_factor if rw else 1.0))
+            vf = np.array(f)[np.asarray(oinv).reshape(-1)]
+            vf = np.where(recs["d"][is_vec] > 0, vf, 1.0)
+            factor[is_vec] = vf
+            conflicts = int((vf != 1.0).sum())
+        vd = issue + recs["d"][is_vec] * per_rep * cyc * factor[is_vec]
+        # High-level APIs logged as one call: their instruction sequence, once per chunk.
+        chunks = recs["gm_buf"][is_vec].astype(np.int64)
+        for name, comp in COMPOSITE.items():
+            api_id = names.index(name) if name in names else -1
+            sel = (recs["api"][is_vec] == api_id) & (chunks > 0)
+            if not sel.any():
+                continue
+            seq = np.array([sum(params.vec_cycles(c, ev.DTYPES[d] if d < len(ev.DTYPES) else "?")
+                                for c in comp.classes) for d in recs["dtype"][is_vec][sel].tolist()])
+            per_chunk = (len(comp.classes) + comp.bare) * issue + comp.barriers * dep_lat
+            vd[sel] = chunks[sel] * per_chunk + recs["d"][is_vec][sel] * seq * cyc * factor[is_vec][sel]
+        dur[is_vec] = vd
+    sc = kind == ev.SCALAR
+    dur[sc] = recs["a"][sc] * s_ub + (recs["b"][sc].astype(np.float64) + recs["c"][sc]) * s_gm
+    dur[is_set | is_wait | join] = flag
+    bar = kind == ev.BARRIER
+    dur[bar] = flag + np.where(pipe[bar] == ev.V, dep_lat, 0.0)
+    # Lags: a vector op's dependency, and a V signal or PIPE_ALL join right after a vector op, wait for the V
+    # results to be written (vec_dep_latency_cycles after it ends), as set_flag waits for its pipe's completion.
+    lags = np.zeros((n, K))
+    lags[:, 3] = dep_lat
+    after_vec = (preds[:, 0] >= 0) & is_vec[np.maximum(preds[:, 0], 0)]
+    lags[((is_set & (pipe == ev.V)) | join) & after_vec, 0] = dep_lat
+    # sync_all: the k-th sync record of every core departs after global join k, which waits for all their pipes
+    sync_arrive: list[list[int]] = []
+    sync_depart: list[list[int]] = []
+    seen: dict[int, int] = {}
+    for i in idx[kind == ev.SYNC_ALL].tolist():
+        c = int(core_id[i])
+        k = seen.get(c, 0)
+        seen[c] = k + 1
+        if k == len(sync_arrive):
+            sync_arrive.append([])
+            sync_depart.append([])
+        sync_arrive[k] += [int(x) for x in preds[i] if x >= 0]
+        sync_depart[k].append(i)
+        preds[i] = -1
+    # The scalar unit spends scalar_issue_cycles issuing each instruction of another pipe: an instruction is
+    # issued after the last S node plus the issues since it; the next S node waits for them too.
+    early = np.full(n, launch_us)
+    issue_busy = np.zeros(ncores)
+    if issue_s > 0 and n:
+        issued = np.cumsum((pipe != ev.S) & ~join)
+        before = np.where(first > 0, issued[np.maximum(first - 1, 0)], 0)  # issues of earlier cores
+        s_pred = np.where(join, last[ev.S], np.where(pipe != ev.S, preds[:, 1], preds[:, 0]))
+        count = issued - np.where(s_pred >= 0, issued[np.maximum(s_pred, 0)], before)
+        col = np.where(join, 5, np.where(pipe != ev.S, 1, 0))
+        has_s = s_pred >= 0
+        lags[idx[has_s], col[has_s]] += count[has_s] * issue_s
+        early[~has_s] += count[~has_s] * issue_s
+        ends = core_start[active] + sizes[active] - 1
+        issue_busy[active] = (issued[ends] - before[ends]) * issue_s
+    # Free signals (flag_cycles 0, no issue cost) are taken out of the graph to schedule fewer nodes: a set ends
+    # when its pipe's previous node ends (+ its lag), so every edge from it is moved to that node. Its issuing
+    # S node is dropped with it: every successor is issued later, so it waits for that S node anyway.
+    al = np.full(n, -1, np.int64)        # a set taken out of the graph: the node it ends with (-2: the head)
+    al_lag = np.zeros(n)
+    gone = np.zeros(n, bool)
+    if flag == 0 and issue_s == 0 and is_set.any():
+        target = np.where(is_set, preds[:, 0], idx)
+        shift = np.where(is_set, lags[:, 0], 0.0)
+        for _ in range(n):  # pointer jumping over runs of sets
+            hop = (target >= 0) & is_set[np.maximum(target, 0)] & (target != idx)
+            if not hop.any():
+                break
+            t = target[hop]
+            shift[hop] += shift[t]
+            target[hop] = target[t]
+        via = (preds >= 0) & is_set[np.maximum(preds, 0)]
+        old = preds[via]
+        preds[via] = target[old]
+        lags[via] += shift[old]
+        preds[is_set] = -1
+        for k, arr in enumerate(sync_arrive):  # joins of sync_all follow the sets too
+            a_ = np.array(arr, np.int64)
+            sync_arrive[k] = [int(x) for x in np.where(is_set[a_], target[a_], a_) if x >= 0]
+        al = np.where(is_set, np.where(target >= 0, target, -2), -1)
+        al_lag = np.where(is_set, shift, 0.0)
+        gone = is_set
+    # Waves: with more blocks than physical cores, block b runs after block b - slots has ended on every pipe.
+    extra_src: list[int] = []
+    extra_dst: list[int] = []
+    if slots and ncores > slots:
+        notes.append(f"block_dim {ncores} > {slots} cores: blocks run in waves (block b after block b - "
+                     f"{slots} on the same core)")
+        ends_of: dict[int, list[int]] = {}
+        starts_of: dict[int, list[int]] = {}
+        for c in active.tolist():
+            lo, hi = int(core_start[c]), int(core_start[c] + sizes[c])
+            e_l, s_l = [], []
+            for p in range(4):
+                on = ((pipe[lo:hi] == p) | join[lo:hi])
+                if on.any():
+                    e = lo + int(np.flatnonzero(on)[-1])
+                    e = int(al[e]) if gone[e] else e
+                    if e >= 0:
+                        e_l.append(e)
+                keep = on & ~gone[lo:hi]
+                if keep.any():
+                    s_l.append(lo + int(np.flatnonzero(keep)[0]))
+            ends_of[c], starts_of[c] = e_l, s_l
+        for b in range(slots, ncores):
+            if b in starts_of and b - slots in ends_of:
+                for e in ends_of[b - slots]:
+                    for f_ in starts_of[b]:
+                        extra_src.append(e)
+                        extra_dst.append(f_)
+    active_cores = len(active)
     for k, deps in enumerate(sync_depart):
         if len(deps) != active_cores:
             raise ValueError(f"sync_all #{k} reached by {len(deps)} of {active_cores} cores (hangs on hardware)")
-    # Global join nodes of sync_all, after every core's records.
-    total_nodes = offset + len(sync_arrive)
-    preds_all = np.concatenate(parts_preds) if parts_preds else np.zeros((0, K), np.int64)
-    src_e = [preds_all[:, c] for c in range(K)]
-    dst_e = [np.arange(offset)] * K
-    lags_all = np.concatenate(parts_lag) if parts_lag else np.zeros((0, K))
-    lag_e = [lags_all[:, c] for c in range(K)]
-    # More blocks than physical cores: block b runs on core b % slots after block b - slots has finished.
-    if slots and len(log.cores) > slots:
-        notes.append(f"block_dim {len(log.cores)} > {slots} cores: blocks run in waves (block b after block b - "
-                     f"{slots} on the same core)")
-        for b in range(slots, len(log.cores)):
-            if b in core_starts and b - slots in core_ends:
-                pairs = [(e, f) for e in core_ends[b - slots] for f in core_starts[b]]
-                src_e.append(np.array([e for e, _ in pairs], np.int64))
-                dst_e.append(np.array([f for _, f in pairs], np.int64))
-                lag_e.append(np.zeros(len(pairs)))
-    al = np.concatenate(parts_alias + [np.full(len(sync_arrive), -1, np.int64)]) if parts_alias else \
-        np.full(len(sync_arrive), -1, np.int64)
-    al_lag = np.concatenate(alias_lag + [np.zeros(len(sync_arrive))]) if alias_lag else np.zeros(len(sync_arrive))
+    # Edges; the global join nodes of sync_all come after every core's records.
+    total_nodes = n + len(sync_arrive)
+    src_e = [preds[:, c] for c in range(K)] + [np.array(extra_src, np.int64)]
+    dst_e = [idx] * K + [np.array(extra_dst, np.int64)]
+    lag_e = [lags[:, c] for c in range(K)] + [np.zeros(len(extra_src))]
     for k, (arr, dep_) in enumerate(zip(sync_arrive, sync_depart)):
-        g = offset + k
-        a = np.array(arr, np.int64)
-        a_lag = np.where(al[a] >= 0, al_lag[a], 0.0)  # a set taken out of the graph: the node it follows
-        a = np.where(al[a] >= 0, al[a], np.where(al[a] == -2, -1, a))
-        src_e += [a, np.full(len(dep_), g, np.int64)]
+        g = n + k
+        src_e += [np.array(arr, np.int64), np.full(len(dep_), g, np.int64)]
         dst_e += [np.full(len(arr), g, np.int64), np.array(dep_, np.int64)]
-        lag_e += [a_lag, np.zeros(len(dep_))]
-    src = np.concatenate(src_e) if src_e else np.zeros(0, np.int64)
-    dst = np.concatenate(dst_e) if dst_e else np.zeros(0, np.int64)
-    lag = np.concatenate(lag_e) if lag_e else np.zeros(0)
+        lag_e += [np.zeros(len(arr)), np.zeros(len(dep_))]
+    src = np.concatenate(src_e)
+    dst = np.concatenate(dst_e)
+    lag = np.concatenate(lag_e)
     keep = src >= 0
     src, dst, lag = src[keep], dst[keep], lag[keep]
     zeros = np.zeros(len(sync_arrive))
-    dur = np.concatenate(parts_dur + [zeros]) if parts_dur else zeros
-    nbytes = np.concatenate(parts_bytes + [zeros]) if parts_bytes else zeros
-    rate = np.concatenate(parts_rate + [zeros + 1]) if parts_rate else zeros + 1
-    early = np.concatenate(parts_early + [zeros + launch_us]) if parts_early else zeros + launch_us
+    al = np.concatenate([al, np.full(len(sync_arrive), -1, np.int64)])
+    al_lag = np.concatenate([al_lag, zeros])
+    dur = np.concatenate([dur, zeros])
+    nbytes = np.concatenate([nbytes, zeros])
+    rate = np.concatenate([rate, zeros + 1])
+    early = np.concatenate([early, zeros + launch_us])
     # When the copies of all cores at full rate cannot exceed the chip's bandwidth, no copy is ever slowed: copies
     # are fixed-cost nodes then (the same schedule, without the bandwidth simulation).
     peak = 0.0
-    core_ids = np.concatenate(parts_core) if parts_core else np.zeros(0, np.int64)
-    pipes_ = np.concatenate(parts_pipe) if parts_pipe else np.zeros(0, np.int64)
     for p in (ev.MTE2, ev.MTE3):
-        sel = (nbytes[:offset] > 0) & (pipes_ == p)
+        sel = (nbytes[:n] > 0) & (pipe == p)
         if sel.any():  # per core its fastest copy on this pipe (records are grouped by core, in core order)
-            heads = np.r_[0, np.flatnonzero(np.diff(core_ids[sel])) + 1]
-            peak += float(np.maximum.reduceat(rate[:offset][sel], heads).sum())
+            heads = np.r_[0, np.flatnonzero(np.diff(core_id[sel])) + 1]
+            peak += float(np.maximum.reduceat(rate[:n][sel], heads).sum())
     if peak <= chip_bw:
         copy = nbytes > 0
         dur = np.where(copy, dur + nbytes / rate, dur)
         nbytes = np.zeros_like(nbytes)
     start, end = _schedule(total_nodes, src, dst, lag, dur, nbytes, rate, early, chip_bw, skip=al != -1)
-    if parts_alias:  # the sets taken out: zero-length, when the node they follow ends
-        m = al >= 0
-        end[m] = end[al[m]] + al_lag[m]
-        start[m] = end[m]
-        h = al == -2
-        end[h] = start[h] = early[h]
+    m = al >= 0  # the sets taken out: zero-length, when the node they follow ends
+    end[m] = end[al[m]] + al_lag[m]
+    start[m] = end[m]
+    h = al == -2
+    end[h] = start[h] = early[h]
 
-    core_of = np.concatenate(parts_core + [np.full(len(sync_arrive), -1, np.int64)])
-    pipe_of = np.concatenate(parts_pipe + [np.full(len(sync_arrive), ev.S, np.int64)])
-    rec_of = np.concatenate(parts_rec + [np.zeros(len(sync_arrive), np.int64)])
-    factor_of = np.concatenate(parts_factor + [zeros + 1])
+    core_of = np.concatenate([core_id, np.full(len(sync_arrive), -1, np.int64)])
+    pipe_of = np.concatenate([pipe, np.full(len(sync_arrive), ev.S, np.int64)])
+    rec_of = np.concatenate([idx - first, np.zeros(len(sync_arrive), np.int64)])
+    factor_of = np.concatenate([factor, zeros + 1])
     busy = np.zeros((len(log.cores), 4))
     real = core_of >= 0
     np.add.at(busy, (core_of[real], pipe_of[real]), (end - start)[real])
-    for c, us in issue_busy.items():
-        busy[c, ev.S] += us
+    busy[:, ev.S] += issue_busy
     per_core = tuple({"MTE2": float(b[ev.MTE2]), "MTE3": float(b[ev.MTE3]), "V": float(b[ev.V]), "S": float(b[ev.S])}
                      for b in busy)
     last_end = max(launch_us, float(end.max())) if len(end) else launch_us
