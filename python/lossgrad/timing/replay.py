@@ -382,7 +382,35 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
             sync_arrive[k] = [int(x) for x in np.where(is_set[a_], target[a_], a_) if x >= 0]
         al = np.where(is_set, np.where(target >= 0, target, -2), -1)
         al_lag = np.where(is_set, shift, 0.0)
-        gone = is_set
+        gone = is_set.copy()
+    # Free waits (same conditions) fold into the next node of their pipe when nothing else refers to them: that
+    # node takes over the wait's set (it has no set of its own) and the wait's predecessor on the pipe; it is
+    # issued later, so the wait's issuing S node is covered too. Runs of waits keep all but the last.
+    merged = np.zeros(n, bool)
+    merged_preds = np.zeros((0, 3), np.int64)
+    merged_lags = np.zeros((0, 3))
+    if flag == 0 and issue_s == 0 and is_wait.any():
+        used = preds[preds >= 0]
+        refs = np.bincount(used, minlength=n)
+        for arr in sync_arrive:
+            np.add.at(refs, np.array(arr, np.int64), 1)
+        nxt = np.full(n, -1, np.int64)
+        own = preds[:, 0]
+        same = (own >= 0) & ~join
+        nxt[own[same]] = idx[same]
+        nx = np.maximum(nxt, 0)
+        cand = (is_wait & (pipe != ev.S) & (refs == 1) & (nxt >= 0) & ~join[nx] & ~is_wait[nx] & ~gone[nx]
+                & (pipe[nx] == pipe) & (preds[nx, 2] < 0))
+        w = idx[cand]
+        t = nxt[cand]
+        merged_preds = preds[w][:, :3].copy()
+        merged_lags = lags[w][:, :3].copy()
+        preds[t, 2], lags[t, 2] = preds[w, 2], lags[w, 2]
+        preds[t, 0], lags[t, 0] = preds[w, 0], lags[w, 0]
+        preds[w] = -1
+        merged[w] = True
+        gone |= merged
+        al = np.where(merged, -3, al)  # -3: a folded wait (its times are set after the schedule)
     # Waves: with more blocks than physical cores, block b runs after block b - slots has ended on every pipe.
     extra_src: list[int] = []
     extra_dst: list[int] = []
@@ -455,6 +483,13 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     start[m] = end[m]
     h = al == -2
     end[h] = start[h] = early[h]
+    w = np.flatnonzero(al == -3)  # the folded waits: zero-length, when their predecessors have ended
+    if len(w):
+        t = early[w].copy()
+        for k in range(3):
+            q = merged_preds[:, k]
+            t = np.where(q >= 0, np.maximum(t, end[np.maximum(q, 0)] + merged_lags[:, k]), t)
+        start[w] = end[w] = t
 
     core_of = np.concatenate([core_id, np.full(len(sync_arrive), -1, np.int64)])
     pipe_of = np.concatenate([pipe, np.full(len(sync_arrive), ev.S, np.int64)])
