@@ -1,7 +1,7 @@
 """ascend-lossgrad: Ascend C loss-backward kernels with a Python host.
 
-Public API (stable, see ../shared/DESIGN.md): the four functions below, `lossgrad.golden`, `lossgrad.twin`,
-`LossGradError`. `golden` and `twin` are imported on first use (`lossgrad.golden.l1_loss_backward(...)` works
+Public API (stable, see ../shared/DESIGN.md): the four functions below, `lossgrad.profile` (one call's output,
+tiling, counters and modelled time), `lossgrad.golden`, `lossgrad.twin`, `LossGradError`. `golden` and `twin` are imported on first use (`lossgrad.golden.l1_loss_backward(...)` works
 after a bare `import lossgrad`), so importing the package stays as cheap as importing the API.
 """
 from __future__ import annotations
@@ -11,10 +11,11 @@ from typing import Any
 
 from .api import kl_div_backward, l1_loss_backward, mse_loss_backward, smooth_l1_loss_backward
 from .errors import LossGradError
+from .profile import Profile, profile
 from .registry import OPS, Reduction
 
 __all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "LossGradError",
-           "OPS", "Reduction", "golden", "twin"]
+           "OPS", "Reduction", "golden", "twin", "profile", "Profile"]
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = ("golden", "twin")

@@ -1,28 +1,32 @@
-"""`lossgrad bench` on the twin: counters, not timings.
+"""`lossgrad bench` on the twin: counters and modelled time, ours beside aclnn's composition.
 
-For each op and scenario the twin runs our kernel and reports GM bytes per output element, vector instructions
-(256-byte repeats) per element and tiles per core. Beside it stands the aclnn composition that ops-nn documents for
-the op (ops_semantics §1.3, §2.3, §3.3, §4.3, §7): BroadcastTo passes for inputs whose shape differs from the
-broadcast shape, Cast passes to the computation dtype, the kernel on those materialised inputs, then for KL a
-ReduceSum back to self's shape. The composition's kernel step is measured the same way (our kernel, run on the
-materialised full-shape inputs); its BroadcastTo/Cast/ReduceSum passes are counted as the memory traffic they must
-move (each reads its input once and writes its output once; vector instructions: one per 256 output bytes for a
-Cast or ReduceSum, none for a BroadcastTo, which is a data move). The traffic ratio is therefore measured for both
-kernels and exact arithmetic for the passes. Device timings are `--backend npu|sim` (lossgrad.cann.bench).
+For each case (op, shapes, dtypes) and SoC the twin runs our kernel with the time model on (docs/timing.md) and
+reports GM bytes, vector instructions (256-byte repeats), API calls and DMA instructions per element, tiles per core,
+the modelled microseconds, the pipe that bounds the launch and the percentage of the call's memory roofline (the
+call's minimum GM bytes at the chip's bandwidth, divided by the modelled time).
+
+Beside it stands the aclnn composition that ops-nn documents for the op (ops_semantics §1.3, §2.3, §3.3, §4.3, §7):
+BroadcastTo passes for inputs whose shape differs from the broadcast shape, Cast passes to the computation dtype, the
+kernel on those materialised inputs, then for KL a ReduceSum back to self's shape, and a Cast of the result to out's
+dtype. Each step is a separate launch and pays a launch's head and tail. The kernel step is our kernel run on the
+materialised inputs, timed by the twin; the other passes are streaming kernels (every core copies its share in,
+converts or not, and copies it out, double buffered) whose event logs are built here and replayed by the same
+scheduler with the same SoC parameters (lossgrad.timing.passes). Device timings are `--backend npu|sim`
+(lossgrad.cann.bench).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from . import dtypes as dt
 from .dtypes import DType
 from .golden import aclnn_kernel_dtype
-from .registry import OPS, OpSpec, OutputShape, Promotion
-from .runners.twin import run_twin
+from .profile import Profile, profile
+from .registry import OPS, OpSpec, OutputShape, Promotion, get_op
 from .socs import DEFAULT_SOC, get_soc
 from .tiling import ub_plan
 from .validation import Call, validate
@@ -31,41 +35,81 @@ DEFAULT_ELEMENTS = 16 * 1024 * 1024
 ROW_ELEMENTS = 4096              # the broadcast scenarios' row length
 MIN_ELEMENTS = ROW_ELEMENTS      # fewer leaves the broadcast scenarios without a row
 
+Shapes = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+# The stress shapes of the kernel-performance issue: broadcast paths whose work per element a reviewer checks against
+# the same call without broadcast (`lossgrad bench --scenarios stress`).
+STRESS: tuple[tuple[str, str, Shapes], ...] = (
+    ("kl_div_backward", "KL sum over leading dims", ((4096, 1024), (1, 1024), (4096, 1024))),
+    ("kl_div_backward", "KL sum to one element", ((1000, 1000), (1,), (1000, 1000))),
+    ("kl_div_backward", "KL sum to 4 elements", ((4, 250, 1000), (4, 1, 1), (4, 250, 1000))),
+    ("mse_loss_backward", "short row runs", ((4000, 3, 16), (4000, 3, 16), (4000, 1, 16))),
+    ("mse_loss_backward", "rows of 40 (row-broadcast)", ((2000, 40), (2000, 40), (40,))),
+    ("mse_loss_backward", "ragged rows of 33", ((2000, 33), (2000, 33), (33,))),
+    ("l1_loss_backward", "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
+    ("smooth_l1_loss_backward", "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
+)
+
 
 @dataclass(frozen=True)
-class Counters:
+class Measure:
+    """One side of a row: counters over the launch(es) and the modelled time."""
+
     gm_bytes: int
     vec_repeats: int
+    vec_calls: int
+    dma_calls: int
     tiles_per_core: float
     block_dim: int
+    launches: int = 1
     passes: tuple[str, ...] = field(default_factory=tuple)
     event_ids_peak: int = 0            # most queue/sync event IDs of one type held at once on a core (twin)
+    time_us: float | None = None       # modelled (None: timing off)
+    bound: str | None = None           # the bounding pipe of the longest launch, or "latency"
+    timing: Any = field(default=None, repr=False, compare=False)  # our launch's Timing (for --trace)
+
+    # Counters' names kept from the first bench (before the time model).
+    @property
+    def gm_bytes_total(self) -> int:
+        return self.gm_bytes
 
 
 @dataclass(frozen=True)
 class Row:
     op: str
     scenario: str
-    elements: int
-    ours: Counters
-    aclnn: Counters
+    soc: str
+    shapes: Shapes
+    dtypes: tuple[str, str, str]
+    elements: int                      # broadcast (iteration) elements
+    roofline_us: float | None          # the call's minimum GM bytes at the chip's bandwidth
+    ours: Measure
+    aclnn: Measure
+
+    def pct_roofline(self, m: Measure) -> float | None:
+        if m.time_us is None or not self.roofline_us:
+            return None
+        return 100.0 * self.roofline_us / m.time_us
 
     def as_dict(self) -> dict[str, Any]:
         n = self.elements
-        return {
-            "op": self.op, "scenario": self.scenario, "elements": n,
-            "ours": {"gm_bytes_per_elem": self.ours.gm_bytes / n, "vec_instr_per_elem": self.ours.vec_repeats / n,
-                     "tiles_per_core": self.ours.tiles_per_core, "block_dim": self.ours.block_dim,
-                     "event_ids_peak": self.ours.event_ids_peak},
-            "aclnn_composition": {"gm_bytes_per_elem": self.aclnn.gm_bytes / n,
-                                  "vec_instr_per_elem": self.aclnn.vec_repeats / n,
-                                  "tiles_per_core": self.aclnn.tiles_per_core, "block_dim": self.aclnn.block_dim,
-                                  "passes": list(self.aclnn.passes)},
-            "traffic_ratio": self.aclnn.gm_bytes / self.ours.gm_bytes,
-        }
+
+        def side(m: Measure) -> dict[str, Any]:
+            return {"gm_bytes_per_elem": m.gm_bytes / n, "vec_instr_per_elem": m.vec_repeats / n,
+                    "api_calls_per_elem": m.vec_calls / n, "dma_per_elem": m.dma_calls / n,
+                    "tiles_per_core": m.tiles_per_core, "block_dim": m.block_dim, "launches": m.launches,
+                    "event_ids_peak": m.event_ids_peak, "passes": list(m.passes),
+                    "modelled_us": m.time_us, "bound": m.bound, "pct_roofline": self.pct_roofline(m)}
+
+        return {"op": self.op, "scenario": self.scenario, "soc": self.soc, "shapes": [list(s) for s in self.shapes],
+                "dtypes": list(self.dtypes), "elements": n, "roofline_us": self.roofline_us,
+                "ours": side(self.ours), "aclnn_composition": side(self.aclnn),
+                "traffic_ratio": self.aclnn.gm_bytes / self.ours.gm_bytes if self.ours.gm_bytes else None,
+                "speedup": (self.aclnn.time_us / self.ours.time_us
+                            if self.ours.time_us and self.aclnn.time_us else None)}
 
 
-def scenarios(op: OpSpec, n: int) -> dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+def scenarios(op: OpSpec, n: int) -> dict[str, Shapes]:
     """Input shapes (grad, self, target) with n output (KL: iteration) elements."""
     if n < MIN_ELEMENTS:
         raise ValueError(f"the bench scenarios need at least {MIN_ELEMENTS} elements, got {n}")
@@ -81,13 +125,13 @@ def scenarios(op: OpSpec, n: int) -> dict[str, tuple[tuple[int, ...], tuple[int,
     return out
 
 
-def _counters(call: Call) -> Counters:
-    r = run_twin(call)
-    rep = r.report
-    tiles = sum(c.tiles for c in rep.cores) / rep.block_dim
-    peak = max((n for c in rep.cores for n in c.event_ids_peak.values()), default=0)
-    return Counters(gm_bytes=rep.gm_read_bytes + rep.gm_write_bytes, vec_repeats=rep.vec_repeats,
-                    tiles_per_core=tiles, block_dim=rep.block_dim, event_ids_peak=peak)
+def _measure(p: Profile, passes: tuple[str, ...] = ("kernel",)) -> Measure:
+    c = p.counters
+    t = p.timing
+    return Measure(gm_bytes=c["gm_bytes_read"] + c["gm_bytes_written"], vec_repeats=c["vec_repeats"],
+                   vec_calls=c["vec_calls"], dma_calls=c["dma_calls"], tiles_per_core=c["tiles_per_core"],
+                   block_dim=p.block_dim, passes=passes, event_ids_peak=c["event_ids_peak"],
+                   time_us=None if t is None else t.total_us, bound=None if t is None else t.bound, timing=t)
 
 
 def buffering_note(soc: str, ops: list[str] | None = None) -> str:
@@ -102,48 +146,100 @@ def buffering_note(soc: str, ops: list[str] | None = None) -> str:
     return f"buffers: {buffering}; event IDs held <= {held} per type of {ub_plan.event_budget(arch)}"
 
 
-def aclnn_composition(call: Call) -> Counters:
+def aclnn_composition(call: Call, timing: bool = True) -> Measure:
+    """aclnn's passes for this call: counters summed over them, modelled time summed over their launches."""
+    from .timing.passes import stream_pass
+
     op = call.op
+    soc = call.soc
     full = tuple(call.iter_shape)
     nfull = math.prod(full)
     cdt = aclnn_kernel_dtype(call)  # the dtype aclnn's op_api casts the inputs to
     arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
-    traffic, repeats, passes = 0, 0, []
+    gm, repeats, calls, dmas, launches, passes = 0, 0, 0, 0, 0, []
+    time_us: float | None = 0.0 if timing else None
+    slowest: tuple[float, str | None] = (-1.0, None)
+
+    def add_pass(name: str, in_bytes: int, out_bytes: int, vec_repeats: int) -> None:
+        nonlocal gm, repeats, calls, dmas, launches, time_us, slowest
+        p = stream_pass(soc, in_bytes, out_bytes, vec_repeats, timing=timing)
+        gm += in_bytes + out_bytes
+        repeats += vec_repeats
+        calls += p.vec_calls
+        dmas += p.dma_calls
+        launches += 1
+        passes.append(name)
+        if timing:
+            assert time_us is not None and p.timing is not None
+            time_us += p.timing.total_us
+            if p.timing.total_us > slowest[0]:
+                slowest = (p.timing.total_us, p.timing.bound)
+
     materialised: dict[str, np.ndarray] = {}
     for role, arr in arrays.items():
         shape = tuple(arr.shape)
         if role in op.aclnn_broadcasts and shape != full:
-            traffic += arr.nbytes + nfull * arr.itemsize
-            passes.append(f"BroadcastTo({role} {shape}->{full})")
+            add_pass(f"BroadcastTo({role} {shape}->{full})", arr.nbytes, nfull * arr.itemsize, 0)
             shape = full
         n = math.prod(shape)
         if dt.from_numpy(arr.dtype) != cdt:
-            traffic += n * arr.itemsize + n * cdt.itemsize
-            repeats += math.ceil(n * max(arr.itemsize, cdt.itemsize) / 256)
-            passes.append(f"Cast({role} {arr.dtype}->{cdt.label})")
+            add_pass(f"Cast({role} {arr.dtype}->{cdt.label})", n * arr.itemsize, n * cdt.itemsize,
+                     math.ceil(n * max(arr.itemsize, cdt.itemsize) / 256))
         materialised[role] = np.broadcast_to(arr.astype(cdt.np_dtype), shape).copy()
-    kcall = validate(op, materialised["grad"], materialised["self"], materialised["target"], call.reduction,
-                     dict(call.attrs), out_dtype=cdt, soc=call.soc)
-    kernel = _counters(kcall)
-    traffic += kernel.gm_bytes
-    repeats += kernel.vec_repeats
+    kprof = profile(op, materialised["grad"], materialised["self"], materialised["target"], call.reduction,
+                    soc=soc, out_dtype=cdt, timing=timing, **_kernel_attrs(call))
+    k = _measure(kprof)
+    gm += k.gm_bytes
+    repeats += k.vec_repeats
+    calls += k.vec_calls
+    dmas += k.dma_calls
+    launches += 1
     passes.append("kernel")
+    if timing:
+        assert time_us is not None and k.time_us is not None
+        time_us += k.time_us
+        if k.time_us > slowest[0]:
+            slowest = (k.time_us, k.bound)
     out_n = math.prod(call.out_shape)
-    if tuple(kcall.out_shape) != tuple(call.out_shape):  # KL: ReduceSum back to self's shape
-        traffic += math.prod(kcall.out_shape) * cdt.itemsize + out_n * cdt.itemsize
-        repeats += math.ceil(math.prod(kcall.out_shape) * cdt.itemsize / 256)
-        passes.append("ReduceSum")
+    kout = tuple(kprof.output.shape)
+    if kout != tuple(call.out_shape):  # KL: ReduceSum back to self's shape
+        kn = math.prod(kout)
+        add_pass("ReduceSum", kn * cdt.itemsize, out_n * cdt.itemsize, math.ceil(kn * cdt.itemsize / 256))
     if cdt != call.out_dtype:
-        traffic += out_n * (cdt.itemsize + call.out_dtype.itemsize)
-        repeats += math.ceil(out_n * 4 / 256)
-        passes.append(f"Cast(out {cdt.label}->{call.out_dtype.label})")
-    return Counters(gm_bytes=traffic, vec_repeats=repeats, tiles_per_core=kernel.tiles_per_core,
-                    block_dim=kernel.block_dim, passes=tuple(passes))
+        add_pass(f"Cast(out {cdt.label}->{call.out_dtype.label})", out_n * cdt.itemsize,
+                 out_n * call.out_dtype.itemsize, math.ceil(out_n * 4 / 256))
+    return Measure(gm_bytes=gm, vec_repeats=repeats, vec_calls=calls, dma_calls=dmas,
+                   tiles_per_core=k.tiles_per_core, block_dim=k.block_dim, launches=launches, passes=tuple(passes),
+                   event_ids_peak=k.event_ids_peak, time_us=time_us, bound=slowest[1] if timing else None)
+
+
+def _kernel_attrs(call: Call) -> dict[str, Any]:
+    return {a.name: call.attrs[a.name] for a in call.op.attrs}
+
+
+def run_case(op: "str | OpSpec", scenario: str, arrays: Sequence[np.ndarray], reduction: Any, soc: str,
+             timing: bool = True, **attrs: Any) -> Row:
+    spec = get_op(op)
+    ours = profile(spec, *arrays, reduction, soc=soc, timing=timing, **attrs)
+    call = ours.call
+    assert call is not None
+    m = _measure(ours)
+    return Row(op=spec.name, scenario=scenario, soc=call.soc.name,
+               shapes=tuple(tuple(a.shape) for a in arrays),  # type: ignore[arg-type]
+               dtypes=tuple(dt.from_numpy(a.dtype).label for a in arrays),  # type: ignore[arg-type]
+               elements=max(1, math.prod(call.iter_shape)),
+               roofline_us=None if ours.timing is None else ours.timing.roofline_us,
+               ours=m, aclnn=aclnn_composition(call, timing=timing))
+
+
+def _arrays(shapes: Shapes, kinds: Sequence[DType], rng: np.random.Generator) -> list[np.ndarray]:
+    return [rng.uniform(0.5, 2.0, s).astype(k.np_dtype) for s, k in zip(shapes, kinds)]
 
 
 def run(ops: list[str] | None = None, elements: int = DEFAULT_ELEMENTS, soc: str = DEFAULT_SOC,
-        dtype: DType = DType.FLOAT32, reduction: str = "none", grad_dtype: DType | None = None) -> list[Row]:
-    """One row per op and scenario. `grad_dtype` gives gradOutput another dtype (a mixed-dtype call)."""
+        dtype: DType = DType.FLOAT32, reduction: str = "none", grad_dtype: DType | None = None,
+        timing: bool = True) -> list[Row]:
+    """One row per op and built-in scenario. `grad_dtype` gives gradOutput another dtype (a mixed-dtype call)."""
     rows: list[Row] = []
     rng = np.random.default_rng(0)
     for name in ops or list(OPS):
@@ -151,9 +247,137 @@ def run(ops: list[str] | None = None, elements: int = DEFAULT_ELEMENTS, soc: str
         if grad_dtype is not None and grad_dtype != dtype and op.promotion is Promotion.SAME_AS_SELF:
             continue  # MSE accepts no mixed dtypes
         for scenario, shapes in scenarios(op, elements).items():
-            kinds = [grad_dtype or dtype, dtype, dtype]
-            arrays = [rng.uniform(0.5, 2.0, s).astype(k.np_dtype) for s, k in zip(shapes, kinds)]
-            call = validate(op, *arrays, reduction, soc=soc)
-            rows.append(Row(op=name, scenario=scenario, elements=math.prod(call.iter_shape),
-                            ours=_counters(call), aclnn=aclnn_composition(call)))
+            arrays = _arrays(shapes, [grad_dtype or dtype, dtype, dtype], rng)
+            rows.append(run_case(op, scenario, arrays, reduction, soc, timing))
     return rows
+
+
+def run_shapes(shape_sets: Iterable[Shapes], ops: list[str] | None = None, soc: str = DEFAULT_SOC,
+               dtype: DType = DType.FLOAT32, reduction: str = "none", timing: bool = True) -> list[Row]:
+    """One row per op and user-given (grad, self, target) shapes."""
+    rows: list[Row] = []
+    rng = np.random.default_rng(0)
+    for shapes in shape_sets:
+        label = " ".join(str(tuple(s)) for s in shapes)
+        for name in ops or list(OPS):
+            rows.append(run_case(name, label, _arrays(shapes, [dtype] * 3, rng), reduction, soc, timing))
+    return rows
+
+
+def run_stress(ops: list[str] | None = None, soc: str = DEFAULT_SOC, dtype: DType = DType.FLOAT32,
+               timing: bool = True) -> list[Row]:
+    """The stress cases (STRESS), each beside the same op's call without broadcast and with as many elements."""
+    rows: list[Row] = []
+    rng = np.random.default_rng(0)
+    wanted = {get_op(o).name for o in ops} if ops else None
+    for op, label, shapes in STRESS:
+        if wanted is not None and op not in wanted:
+            continue
+        reduction = "sum" if op == "kl_div_backward" else "none"
+        rows.append(run_case(op, label, _arrays(shapes, [dtype] * 3, rng), reduction, soc, timing))
+        n = math.prod(np.broadcast_shapes(*shapes))
+        same = ((n,), (n,), (n,))
+        rows.append(run_case(op, f"  same-shape call, {n} elements", _arrays(same, [dtype] * 3, rng), "none", soc,
+                             timing))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Timeline and chart
+# ---------------------------------------------------------------------------------------------------------------
+
+def trace_events(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Chrome trace events of our launches, one after another on one time axis: a process per SoC and core, a thread
+    per pipe (numeric tids named by metadata events, as Perfetto's JSON importer expects), and a 'cases' track naming
+    each launch."""
+    from .timing.events import PIPES
+
+    events: list[dict[str, Any]] = []
+    socs = list(dict.fromkeys(r.soc for r in rows))
+    clock = {s: 0.0 for s in socs}
+    named: set[int] = set()
+    gap_us = 1.0
+
+    def name_process(pid: int, name: str, threads: Sequence[str]) -> None:
+        if pid in named:
+            return
+        named.add(pid)
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
+        for tid, thread in enumerate(threads):
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": thread}})
+
+    for r in rows:
+        t = r.ours.timing
+        if t is None:
+            continue
+        base = socs.index(r.soc) * 1000
+        offset = clock[r.soc]
+        for ev in t.trace():
+            if ev.get("ph") != "X":
+                continue
+            pid = base + int(ev["pid"])
+            name_process(pid, f"{r.soc} core {int(ev['pid'])}", PIPES)
+            tid = ev["tid"]
+            e = dict(ev, pid=pid, tid=PIPES.index(tid) if isinstance(tid, str) else int(tid),
+                     ts=float(ev["ts"]) + offset)
+            events.append(e)
+        cases_pid = base + 999
+        name_process(cases_pid, f"{r.soc} cases", ("launch",))
+        events.append({"ph": "X", "name": f"{r.op} {r.scenario}", "cat": "case", "pid": cases_pid, "tid": 0,
+                       "ts": offset, "dur": t.total_us,
+                       "args": {"bound": t.bound, "roofline_us": t.roofline_us, "modelled_us": t.total_us}})
+        clock[r.soc] = offset + t.total_us + gap_us
+    return events
+
+
+PLOT_EXTRA_MESSAGE = ("--plot needs matplotlib, the optional extra: pip install 'ascend-lossgrad[plot]' "
+                      "(or pip install matplotlib)")
+
+
+def plot_roofline(rows: Sequence[Row], path: str) -> None:
+    """Bytes moved against modelled time, ours and aclnn's composition, with each SoC's bandwidth line."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RuntimeError(PLOT_EXTRA_MESSAGE) from None
+    timed = [r for r in rows if r.ours.time_us is not None]
+    if not timed:
+        raise ValueError("nothing to plot: no row has a modelled time")
+    fig, ax = plt.subplots(figsize=(8, 6))
+    for marker, side, label in (("o", "ours", "ours"), ("x", "aclnn", "aclnn composition")):
+        xs = [getattr(r, side).gm_bytes for r in timed]
+        ys = [getattr(r, side).time_us for r in timed]
+        ax.scatter(xs, ys, marker=marker, label=label)
+    for soc in dict.fromkeys(r.soc for r in timed):
+        from .timing.params import params_for
+        bw = params_for(soc).chip_bandwidth_gbps.value
+        if not bw:
+            continue
+        lo = min(min(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed)
+        hi = max(max(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed)
+        xs = [lo, hi]
+        ax.plot(xs, [x / (bw * 1e3) for x in xs], linestyle="--", label=f"roofline {soc} ({bw:g} GB/s)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("GM bytes moved")
+    ax.set_ylabel("modelled time (us)")
+    ax.set_title("lossgrad bench: modelled time vs bytes (twin time model)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def timing_notes(soc: str) -> list[str]:
+    """Where the time model's public data is thin for this SoC (the parameters' own notes and unsourced fields)."""
+    from .timing.params import params_for
+    p = params_for(soc)
+    notes = list(p.notes)
+    missing = p.low_confidence()
+    if missing:
+        notes.append("no public figure (fallback used): " + ", ".join(missing))
+    return notes

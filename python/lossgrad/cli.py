@@ -363,11 +363,23 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
-def socs(as_json: bool) -> None:
+@click.option("--time", "show_time", is_flag=True, help="The time model's cost parameters per SoC (source, confidence).")
+def socs(as_json: bool, show_time: bool) -> None:
     """The SoC table the tiling uses (each figure with its source and confidence)."""
+    from .timing.params import params_for, params_record
     records = [soc_record(s) for s in SOCS.values()]
     if as_json:
+        for r in records:
+            r["time_params"] = params_record(params_for(r["name"]))
         click.echo(json.dumps(records, indent=1))
+        return
+    if show_time:
+        for s in SOCS.values():
+            click.echo(f"{s.name} (time model)")
+            for name, f in params_for(s).fields().items():
+                click.echo(f"  {name:<26}{f.confidence:<8}{f.value!s:.60}  [{f.source}]")
+            for note in params_for(s).notes:
+                click.echo(f"  note: {note}")
         return
     click.echo(f"{'SoC':<18}{'line':<6}{'arch':<6}{'cores':>6}{'UB/kernel':>11}{'L2 MB':>8}{'BW GB/s':>9}"
                f"{'MHz':>6}  pad bf16io")
@@ -386,22 +398,59 @@ def socs(as_json: bool) -> None:
         click.echo(f"  {', '.join(aliases_of(target)):<34} -> {target}")
     for key, meaning in AMBIGUOUS.items():
         click.echo(f"  {key!r} is refused as ambiguous: {meaning}")
-    click.echo("Sources and confidence of every figure: lossgrad socs --json")
+    click.echo("Sources and confidence of every figure: lossgrad socs --json; time-model parameters: --time")
+
+
+def _parse_shape_triple(text: str) -> "tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]":
+    parts = [p for p in text.split(";")]
+    if len(parts) != 3:
+        raise click.BadParameter(f"{text!r}: give the three shapes as 'GRAD;SELF;TARGET', e.g. '();(4096,1024);(1024,)'",
+                                 param_hint="--shapes")
+    try:
+        return tuple(parse_shape(p) for p in parts)  # type: ignore[return-value]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--shapes") from None
 
 
 @main.command()
 @click.option("--backend", default="twin", type=click.Choice(["twin", "sim", "npu"]), show_default=True)
 @click.option("--op", "ops", multiple=True, type=OP, help=f"Default: all ops ({OP_HELP}).")
 @click.option("--elements", default=twin_bench.DEFAULT_ELEMENTS, show_default=True,
-              type=click.IntRange(min=twin_bench.MIN_ELEMENTS), help="Output elements per case.")
-@click.option("--soc", default=DEFAULT_SOC, show_default=True, type=_SocName())
+              type=click.IntRange(min=twin_bench.MIN_ELEMENTS), help="Output elements per built-in scenario.")
+@click.option("--soc", "socs", multiple=True,
+              help=f"SoC(s), comma-separated or repeated; 'default' = every default SoC "
+                   f"({', '.join(VERIFY_DEFAULT_SOCS)}). Default: {DEFAULT_SOC}.")
+@click.option("--scenarios", "scenario_set", default="default", show_default=True,
+              type=click.Choice(["default", "stress"]),
+              help="default: same shapes, row and column broadcast (float32 and a float16 gradOutput); stress: the "
+                   "broadcast paths a reviewer checks, each beside the same call without broadcast.")
+@click.option("--shapes", "shape_sets", multiple=True,
+              help="Run these shapes instead of the built-in scenarios: 'GRAD;SELF;TARGET', e.g. "
+                   "'();(4096,1024);(1024,)'. Repeatable.")
+@click.option("--dtype", default="float32", show_default=True, help="Input dtype for --shapes and --scenarios stress.")
+@click.option("--reduction", default="none", show_default=True, help="Reduction for --shapes (none/mean/sum/...).")
+@click.option("--timing/--no-timing", default=True, show_default=True, help="Model the time (the twin's time model).")
+@click.option("--trace", "trace_path", default=None, type=click.Path(dir_okay=False),
+              help="Write a timeline of our launches (Chrome trace JSON: open in Perfetto or chrome://tracing).")
+@click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False),
+              help="Draw a roofline chart (bytes moved vs modelled time); needs the [plot] extra (matplotlib).")
 @click.option("--reps", default=20, show_default=True, type=click.IntRange(min=1), help="Timed repetitions (sim/npu).")
 @click.option("--json", "as_json", is_flag=True)
-def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int, as_json: bool) -> None:
-    """Performance figures: traffic and instruction counters on the twin (beside aclnn's composition of passes),
-    device or simulator timings with CANN."""
+def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ...], scenario_set: str,
+          shape_sets: tuple[str, ...], dtype: str, reduction: str, timing: bool, trace_path: str | None,
+          plot_path: str | None, reps: int, as_json: bool) -> None:
+    """Performance figures on the twin: counters and modelled time (bound pipe, % of the memory roofline) of our
+    kernels beside aclnn's composition of passes; device or simulator timings with CANN."""
     from .dtypes import DType
 
+    soc_names: list[str] = []
+    for group in socs:
+        for part in group.split(","):
+            if part.strip().lower() == "default":
+                soc_names.extend(VERIFY_DEFAULT_SOCS)
+            else:
+                soc_names.append(_SocName().convert(part.strip(), None, click.get_current_context()))
+    soc_names = list(dict.fromkeys(soc_names)) or [DEFAULT_SOC]
     if backend != "twin":
         import numpy as np
 
@@ -409,29 +458,93 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, soc: str, reps: int
         from .runners import require_backend
         from .validation import validate
         require_backend(backend)  # the missing-CANN message, before anything is prepared
-        calls = [validate(op, *[np.ones(elements, np.float32)] * 3, "none", soc=soc) for op in (ops or OPS)]
+        calls = [validate(op, *[np.ones(elements, np.float32)] * 3, "none", soc=soc_names[0]) for op in (ops or OPS)]
         results = [r.as_dict() for r in bench_on_cann(calls, backend, reps=reps)]
         click.echo(json.dumps(results, indent=1) if as_json else "\n".join(map(str, results)))
         return
-    sections = {"float32": twin_bench.run(list(ops) or None, elements, get_soc(soc).name),
-                "float16 gradOutput, float32 self/target": twin_bench.run(
-                    list(ops) or None, elements, get_soc(soc).name, grad_dtype=DType.FLOAT16)}
+    if (trace_path or plot_path) and not timing:
+        raise click.UsageError("--trace and --plot need the time model (drop --no-timing)")
+    if plot_path:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise click.ClickException(twin_bench.PLOT_EXTRA_MESSAGE) from None
+    from . import dtypes as dt
+    try:
+        in_dtype = dt.parse(dtype)
+    except (ValueError, TypeError):
+        in_dtype = None
+    if in_dtype not in (DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16):
+        raise click.BadParameter(f"{dtype!r}: expected float32, float16 or bfloat16", param_hint="--dtype")
+    triples = [_parse_shape_triple(t) for t in shape_sets]
+    sections: dict[str, list[twin_bench.Row]] = {}
+    for soc in soc_names:
+        if triples:
+            sections[f"{soc}: --shapes, {in_dtype.label}, reduction {reduction}"] = twin_bench.run_shapes(
+                triples, list(ops) or None, soc, in_dtype, reduction, timing)
+        elif scenario_set == "stress":
+            sections[f"{soc}: stress cases, {in_dtype.label}"] = twin_bench.run_stress(
+                list(ops) or None, soc, in_dtype, timing)
+        else:
+            sections[f"{soc}: float32, {elements} elements"] = twin_bench.run(
+                list(ops) or None, elements, soc, timing=timing)
+            sections[f"{soc}: float16 gradOutput, float32 self/target"] = twin_bench.run(
+                list(ops) or None, elements, soc, grad_dtype=DType.FLOAT16, timing=timing)
+    all_rows = [r for rows in sections.values() for r in rows]
+    if trace_path:
+        _write_json_atomically(trace_path, {"traceEvents": twin_bench.trace_events(all_rows),
+                                            "displayTimeUnit": "ns"})
+    if plot_path:
+        twin_bench.plot_roofline(all_rows, plot_path)
     if as_json:
         click.echo(json.dumps({k: [r.as_dict() for r in v] for k, v in sections.items()}, indent=1))
         return
-    click.echo(f"twin counters (no timings: the twin is not a performance model), reduction none, {elements} "
-               f"elements, {get_soc(soc).name}")
-    click.echo(twin_bench.buffering_note(get_soc(soc).name, list(ops) or None))
+    click.echo("modelled time: the twin's pipe-level time model (docs/timing.md), not a measurement; "
+               "%roof = the call's minimum GM bytes at the chip's bandwidth / modelled time")
+    for soc in soc_names:
+        click.echo(f"{soc}: " + twin_bench.buffering_note(soc, list(ops) or None))
+        for note in twin_bench.timing_notes(soc) if timing else ():
+            click.echo(f"{soc}: note: {note}")
     for title, rows in sections.items():
-        click.echo(f"\n{title}:  ours | aclnn composition (BroadcastTo/Cast/ReduceSum passes + kernel)")
-        click.echo(f"{'op':<24}{'scenario':<32}{'B/elem':>8}{'instr/elem':>11}{'tiles/core':>11} |"
-                   f"{'B/elem':>8}{'instr/elem':>11}{'tiles/core':>11}{'traffic x':>10}")
+        click.echo(f"\n{title}:  ours | aclnn composition (BroadcastTo/Cast/ReduceSum passes + kernel, one launch each)")
+        click.echo(f"{'op':<24}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
+                   f"{'bound':>7}{'%roof':>6} |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'bound':>7}{'%roof':>6}"
+                   f"{'launch':>7}{'speedup':>8}")
         for r in rows:
             d = r.as_dict()
             o, a = d["ours"], d["aclnn_composition"]
-            click.echo(f"{r.op:<24}{r.scenario:<32}{o['gm_bytes_per_elem']:>8.2f}{o['vec_instr_per_elem']:>11.3f}"
-                       f"{o['tiles_per_core']:>11.1f} |{a['gm_bytes_per_elem']:>8.2f}{a['vec_instr_per_elem']:>11.3f}"
-                       f"{a['tiles_per_core']:>11.1f}{d['traffic_ratio']:>10.2f}")
+
+            def num(x: Any, fmt: str) -> str:
+                return "-" if x is None else format(x, fmt)
+
+            click.echo(f"{r.op:<24}{r.scenario[:33]:<34}{o['gm_bytes_per_elem']:>7.2f}"
+                       f"{o['vec_instr_per_elem']:>8.3f}{o['api_calls_per_elem']:>8.4f}{o['dma_per_elem']:>8.4f}"
+                       f"{num(o['modelled_us'], '.1f'):>9}{o['bound'] or '-':>7}{num(o['pct_roofline'], '.0f'):>6} |"
+                       f"{a['gm_bytes_per_elem']:>7.2f}{a['vec_instr_per_elem']:>8.3f}"
+                       f"{num(a['modelled_us'], '.1f'):>9}{a['bound'] or '-':>7}{num(a['pct_roofline'], '.0f'):>6}"
+                       f"{a['launches']:>7}{num(d['speedup'], '.2f'):>8}")
+    if trace_path:
+        click.echo(f"\ntimeline: {trace_path} (Chrome trace JSON; open in https://ui.perfetto.dev or chrome://tracing)")
+    if plot_path:
+        click.echo(f"roofline chart: {plot_path}")
+
+
+def _write_json_atomically(path: str, payload: Any) -> None:
+    """The whole file or nothing: a temporary file beside it, renamed over it once written."""
+    import os
+    import tempfile
+    target = os.path.abspath(path)
+    fd, tmp = tempfile.mkstemp(prefix=".lossgrad-", suffix=".tmp", dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(payload, fh)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 try:  # `lossgrad build` lives with the CANN integration

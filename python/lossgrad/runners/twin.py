@@ -41,8 +41,9 @@ class TwinRun:
     inputs: dict[str, np.ndarray]  # the kernel views the kernel read (broadcast views compacted)
 
 
-def run_twin(call: Call, auto_sync: bool | None = None) -> TwinRun:
-    """Launch the call's kernel on the twin; `auto_sync` None takes the LOSSGRAD_TWIN_AUTO_SYNC setting."""
+def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False) -> TwinRun:
+    """Launch the call's kernel on the twin; `auto_sync` None takes the LOSSGRAD_TWIN_AUTO_SYNC setting; `timing`
+    adds the time model's figures to the report (report.timing, docs/timing.md)."""
     if auto_sync is None:
         auto_sync = default_auto_sync()
     args = prepare(call)
@@ -63,7 +64,7 @@ def run_twin(call: Call, auto_sync: bool | None = None) -> TwinRun:
     out.reshape(-1).view(np.uint8)[:] = UNWRITTEN
     gm = args.ordered(call) + [out, np.zeros(0, np.uint8), args.tiling.data]
     report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
-                        auto_sync=auto_sync)
+                        auto_sync=auto_sync, timing=timing)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)
 
 

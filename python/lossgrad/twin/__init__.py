@@ -10,18 +10,24 @@ kernel that does not compile for the architecture raises `TwinCompileError`. See
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from ..socs import Soc, get_soc
+from ..timing.events import RECORD, EventLog
+from ..timing.model import TimeParams
 from .build import TwinCompileError, build, clear_cache
+
+if TYPE_CHECKING:
+    from ..timing.replay import Timing
 
 __all__ = ["run_kernel", "KernelFault", "TwinCompileError", "Report", "CoreReport", "BufferReport", "clear_cache",
            "cancel_launches", "LaunchCancelled"]
@@ -114,6 +120,8 @@ class Report:
     cached: bool
     raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
     auto_sync: bool = True  # the run modelled bisheng --cce-auto-sync=on
+    timing: "Timing | None" = None  # the time model's result (run_kernel(..., timing=True)); None otherwise
+    events: "EventLog | None" = field(repr=False, default=None)  # the event log it replayed (timing on only)
 
     @property
     def gm_read_bytes(self) -> int:
@@ -194,6 +202,10 @@ def _load_locked(path: str) -> ctypes.CDLL:
         lib.twin_set_auto_sync.restype = None
         lib.twin_cancel.argtypes = []
         lib.twin_cancel.restype = None
+        lib.twin_set_timing.argtypes = [ctypes.c_int]
+        lib.twin_set_timing.restype = None
+        lib.twin_timing_log.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)]
+        lib.twin_timing_log.restype = ctypes.c_void_p
         _LIBS[path] = lib
     return lib
 
@@ -255,14 +267,33 @@ def _gm_buffer(i: int, arg: Any) -> np.ndarray:
     raise TypeError(f"args[{i}]: expected a numpy array or bytes, got {type(arg).__name__}")
 
 
+def _read_log(lib: ctypes.CDLL, cores: int, api_names: Sequence[str]) -> EventLog:
+    logs = []
+    for i in range(cores):
+        n = ctypes.c_uint64(0)
+        ptr = lib.twin_timing_log(i, ctypes.byref(n))
+        if not ptr or n.value == 0:
+            logs.append(np.zeros(0, RECORD))
+            continue
+        buf = (ctypes.c_char * (n.value * RECORD.itemsize)).from_address(ptr)
+        logs.append(np.frombuffer(buf, dtype=RECORD).copy())
+    return EventLog(tuple(logs), tuple(api_names))
+
+
 def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: int, args: Sequence[Any], *,
                soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
-               defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True) -> Report:
+               defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True,
+               timing: "bool | TimeParams" = False) -> Report:
     """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture.
 
     `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
     (LocalTensor GetValue/SetValue) with PIPE_V/MTE2/MTE3 both ways. `False` demands that synchronisation explicitly.
-    A run-time switch of the same library: no rebuild."""
+    A run-time switch of the same library: no rebuild.
+
+    `timing=True` records the event log and replays it on the pipe model with the SoC's cost parameters
+    (`lossgrad.timing.params.params_for`); a `TimeParams` instead of True replays with those parameters. The result
+    is `report.timing` (a `lossgrad.timing.Timing`; None with timing off) and the log `report.events`. Also a
+    run-time switch: no rebuild."""
     # The launch's C types (uint32_t blockDim, uint64_t tilingKey, a bool switch): refused, never coerced.
     if isinstance(block_dim, (bool, np.bool_)) or not isinstance(block_dim, (int, np.integer)):
         raise TypeError(f"block_dim must be an int, got {type(block_dim).__name__} {block_dim!r}")
@@ -273,6 +304,10 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     if not isinstance(auto_sync, (bool, np.bool_)):
         raise TypeError(f"auto_sync must be a bool, got {type(auto_sync).__name__} {auto_sync!r}")
     soc_ = get_soc(soc)
+    if timing is None:
+        timing = False
+    if not isinstance(timing, (bool, TimeParams)):
+        raise TypeError(f"timing must be a bool or a lossgrad.timing.TimeParams, got {type(timing).__name__}")
     if not 1 <= int(block_dim) <= 65535:
         raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
     t0 = time.perf_counter()
@@ -286,10 +321,24 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     sizes = (ctypes.c_uint64 * max(1, len(keep)))(*[b.nbytes for b in buffers])
     with _lock(str(built.path)):
         lib.twin_set_auto_sync(1 if auto_sync else 0)
+        lib.twin_set_timing(1 if timing is not False else 0)
         status = _launch(lib, int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
         raw = json.loads(lib.twin_result().decode())
+        events = _read_log(lib, int(block_dim), raw.get("api_names", ())) if timing is not False and status == 0 \
+            else None
     if status != 0:
         if raw["fault"] == CANCELLED:
             raise LaunchCancelled(CANCELLED)
         raise KernelFault(raw["fault"])
-    return _parse(raw, kernel_name, soc_, compile_s, built.cached, bool(auto_sync))
+    report = _parse(raw, kernel_name, soc_, compile_s, built.cached, bool(auto_sync))
+    if events is None:
+        return report
+    from ..timing.replay import replay  # the time model is only imported when used
+    if isinstance(timing, TimeParams):
+        params = timing
+    else:
+        from ..timing.params import params_for
+        params = params_for(soc_.name)
+    roofline_bytes = sum(b.read_distinct + b.write_distinct for b in report.buffers)
+    result = replay(events, params, soc=soc_, roofline_bytes=roofline_bytes)
+    return dataclasses.replace(report, timing=result, events=events)

@@ -170,12 +170,22 @@ inline void ResetCore(CoreState& c, int idx, int num) {
     c.epochs = 0;
     c.vmask = VectorMaskState{};
     c.counters = CoreCounters{};
+    c.tlog.clear();
+    c.acc = OpAccum{};
+    c.pendingVec = -1;
+    c.tokens = 0;
 }
 
 inline std::string ReportJson(int blockDim, const std::string& fault, double seconds) {
     std::ostringstream o;
     o << "{\"fault\":\"" << JsonEscape(fault) << "\",\"seconds\":" << seconds << ",\"block_dim\":" << blockDim
-      << ",\"ub_kernel_bytes\":" << kUbKernelBytes << ",\"cores\":[";
+      << ",\"ub_kernel_bytes\":" << kUbKernelBytes;
+    if (Rt().timing) {  // the event log's API names, by the ids its records carry
+        o << ",\"api_names\":[";
+        for (size_t i = 0; i < Rt().apiNames.size(); ++i) o << (i ? "," : "") << "\"" << JsonEscape(Rt().apiNames[i]) << "\"";
+        o << "]";
+    }
+    o << ",\"cores\":[";
     const auto& cores = Rt().perCore;
     for (size_t i = 0; i < cores.size(); ++i) {
         const CoreCounters& c = cores[i];
@@ -244,6 +254,7 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     rt.tilingKey = tilingKey;
     rt.cancel = false;
     rt.scalarLineWriter.clear();
+    rt.logs.clear();
     for (int i = 0; i < nargs; ++i) {
         GmBuffer b;
         b.base = static_cast<uint8_t*>(ptrs[i]);
@@ -271,6 +282,7 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
             fault = std::string("core ") + std::to_string(idx) + ": C++ exception: " + e.what();
         }
         rt.perCore.push_back(core.counters);
+        if (rt.timing) rt.logs.push_back(std::move(core.tlog));
         if (fault.empty() && !rt.pendingFault.empty()) fault = rt.pendingFault;
         AscendC::TwinCurrentPipe() = nullptr;
         rt.core = nullptr;
@@ -290,6 +302,20 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
 
 // Run-time options of the next launches (no rebuild): 1 = bisheng --cce-auto-sync=on, 0 = off.
 extern "C" __attribute__((visibility("default"))) void twin_set_auto_sync(int on) { twin::Rt().autoSync = on != 0; }
+
+// 1 = record the event log of the time model in the next launches (no rebuild), 0 = off (the default).
+extern "C" __attribute__((visibility("default"))) void twin_set_timing(int on) { twin::Rt().timing = on != 0; }
+
+// The event log of core `core` of the last launch: `*count` TimeRecords of 40 bytes (nullptr when there is none).
+extern "C" __attribute__((visibility("default"))) const void* twin_timing_log(int core, uint64_t* count) {
+    const auto& logs = twin::Rt().logs;
+    if (core < 0 || static_cast<size_t>(core) >= logs.size()) {
+        *count = 0;
+        return nullptr;
+    }
+    *count = logs[static_cast<size_t>(core)].size();
+    return logs[static_cast<size_t>(core)].data();
+}
 
 // Stops the running launch (from another thread: Python's Ctrl-C); it ends with the fault "twin: launch cancelled".
 extern "C" __attribute__((visibility("default"))) void twin_cancel() { twin::Rt().cancel = true; }

@@ -54,7 +54,15 @@ inline void SignImpl(const AscendC::LocalTensor<T>& dstTensor, const AscendC::Lo
     twin::UbWrite(api, twin::P_V, d.addr, static_cast<uint32_t>(bytes));
     std::memcpy(twin::Core().ub.data() + d.addr, out.data(), bytes);
     twin::NextOp(twin::P_V);
-    twin::CountApi(api, twin::RepeatsFor(calCount, sizeof(T)), calCount);
+    twin::CountApi(api, twin::RepeatsFor(calCount, sizeof(T)), calCount, twin::DtypeCode<T>());
+    // Event log: the devkit's Sign runs its instruction sequence once per chunk of the scratch buffer
+    // (impl/adv_api/detail/math/sign/sign_common_impl.h: splitCount = tmp bytes / sizeof(T) / 3, a multiple of
+    // 32); the stack form and 3510's register form are taken as one chunk. lossgrad.timing costs the sequence.
+    if (twin::Rt().timing && twin::kArch != 3510) {
+        const uint64_t split = tmp != nullptr ? tmp->TwinRef().len / sizeof(T) / 3 / 32 * 32 : 0;
+        const uint64_t chunks = split > 0 ? (calCount + split - 1) / split : 1;
+        twin::Core().tlog.back().gmBuf = static_cast<int16_t>(chunks < 32767 ? chunks : 32767);
+    }
 }
 }  // namespace twin
 

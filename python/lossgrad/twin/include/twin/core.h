@@ -55,6 +55,7 @@ struct BlockState {
 // V waited for MTE2 and MTE3 then waits for V, MTE3 also knows MTE2's earlier work is complete.
 struct Knowledge {
     uint64_t done[P_COUNT] = {0, 0, 0, 0};
+    uint64_t token = 0;  // event-log token of the signal that carries this knowledge (0: none, or timing off)
 };
 
 // Number of AscendC::HardEvent values (HardEvent::MAX); pipe.h checks it against the enum.
@@ -80,6 +81,46 @@ struct CoreCounters {
     std::vector<uint64_t> dataCopyBytes;  // bytes moved per DataCopy/DataCopyPad call (GM side), in call order
     uint8_t eventIdsPeak[kHardEventCount] = {};  // per HardEvent: most IDs of its pool held at once
     uint32_t bufferIdsPeak = 0;                  // NpuArch 3510: TQue buffer (mutex) IDs allocated at once
+};
+
+// ----------------------------------------------------------------------------------------------------------------
+// Event log of the time model (lossgrad.timing, docs/timing.md "Event log"): off unless twin_set_timing(1). One
+// fixed-size binary record per pipe operation, per core, in program order; Python reads them as a NumPy structured
+// array (lossgrad/timing/events.py mirrors this layout).
+// ----------------------------------------------------------------------------------------------------------------
+enum TimeKind : uint8_t {
+    TK_COPY = 1,         // MTE2 (GM->UB) / MTE3 (UB->GM): a = UB addr, b = bursts, c = longest burst bytes,
+                         //   gmBuf, x = GM bytes, y = GM offset of the first burst in its buffer, d = bursts whose
+                         //   GM offset is not 32-byte aligned (bits 0-15) and not 128-byte aligned (bits 16-31)
+    TK_VEC = 2,          // V: a = dst, b = src0, c = src1 UB addr (kNoAddr: none), d = repeats, dtype,
+                         //   x = elements, y = V sequence number of the vector op it depends on (0: none),
+                         //   gmBuf = chunks of a high-level API's instruction sequence (Sign; -1: one instruction)
+    TK_SCALAR = 3,       // S: a = UB scalar accesses, b = GM scalar reads, c = GM scalar writes (aggregated)
+    TK_SET = 4,          // pipe signals token x (a = HardEvent, kNoAddr for a queue's internal signal)
+    TK_WAIT = 5,         // pipe waits for token x
+    TK_BARRIER = 6,      // PipeBarrier<pipe>
+    TK_BARRIER_ALL = 7,  // PipeBarrier<PIPE_ALL>: every pipe waits for every pipe's earlier work
+    TK_SYNC_ALL = 8,     // cross-core barrier: every core waits until every core reached it
+};
+constexpr uint32_t kNoAddr = 0xFFFFFFFFu;
+
+struct TimeRecord {
+    uint8_t kind = 0, pipe = 0, dtype = 0, flags = 0;
+    uint16_t api = 0;
+    int16_t gmBuf = -1;
+    uint32_t a = kNoAddr, b = kNoAddr, c = kNoAddr, d = 0;
+    uint64_t x = 0, y = 0;
+};
+static_assert(sizeof(TimeRecord) == 40, "TimeRecord layout is mirrored by lossgrad/timing/events.py");
+
+// What the accesses of the operation in progress have shown, until NextOp(pipe) logs it.
+struct OpAccum {
+    uint16_t api = 0;
+    uint32_t ub = kNoAddr, dst = kNoAddr, src0 = kNoAddr, src1 = kNoAddr;
+    const char* src0Name = nullptr;
+    uint32_t bursts = 0, mis32 = 0, mis128 = 0;
+    uint64_t burstMax = 0, bytes = 0, gmOff = 0, dep = 0;
+    int16_t gmBuf = -1;
 };
 
 // ----------------------------------------------------------------------------------------------------------------
@@ -164,6 +205,10 @@ struct CoreState {
     uint32_t epochs = 0;               // epoch source: never reused within a launch
     VectorMaskState vmask;
     CoreCounters counters;
+    std::vector<TimeRecord> tlog;      // the event log (timing on only)
+    OpAccum acc;                       // the operation in progress (timing on only)
+    int64_t pendingVec = -1;           // tlog index of the last TK_VEC, until CountApi gives its repeats
+    uint64_t tokens = 0;               // event-log tokens issued
 };
 
 struct Runtime {
@@ -174,6 +219,8 @@ struct Runtime {
     uint64_t tilingKey = 0;
     std::atomic<bool> cancel{false};  // twin_cancel() (Ctrl-C): the launch stops at the next output tile or core
     bool autoSync = true;      // bisheng --cce-auto-sync=on: S<->V/MTE2/MTE3 synchronisation inserted by the compiler
+    bool timing = false;       // twin_set_timing: record the event log of the time model
+    std::vector<std::vector<TimeRecord>> logs;  // per core, moved from CoreState::tlog when the core ends
     std::unordered_map<uint64_t, int32_t> scalarLineWriter;  // GM line (buffer << 40 | line) -> core that SetValue'd it
     std::vector<std::string> apiNames{"?"};
     uint16_t ApiId(const char* name) {
@@ -224,7 +271,23 @@ inline CoreCounters& Counters() { return Core().counters; }
 
 inline uint32_t NewEpoch() { return ++Core().epochs; }
 
-inline void CountApi(const char* api, uint64_t repeats, uint64_t elements) {
+// `dtype`: DtypeCode<T>() of a vector instruction, for the event log.
+inline void CountApi(const char* api, uint64_t repeats, uint64_t elements, uint8_t dtype = 0) {
+    if (Rt().timing) {
+        CoreState& cs = Core();
+        // The vector instruction NextOp(P_V) just logged (nothing logged since) takes the call's figures.
+        if (cs.pendingVec >= 0 && static_cast<size_t>(cs.pendingVec) + 1 == cs.tlog.size()) {
+            TimeRecord& r = cs.tlog[static_cast<size_t>(cs.pendingVec)];
+            const uint16_t id = Rt().ApiId(api);
+            if (r.api == id || repeats > 0) {
+                r.d = static_cast<uint32_t>(repeats);
+                r.x = elements;
+                r.dtype = dtype;
+                r.api = id;
+            }
+        }
+        cs.pendingVec = -1;
+    }
     CoreCounters& c = Counters();
     ApiCount& a = c.api[api];
     a.calls += 1;
@@ -269,6 +332,52 @@ inline void RecordGm(int buf, const void* p, uint64_t bytes, bool write) {
     }
     CoreCounters& c = Counters();
     (write ? c.gmWriteBytes : c.gmReadBytes) += bytes;
+}
+
+// Event log: one burst of the DMA copy in progress (GM side).
+inline void LogBurst(int buf, const void* p, uint64_t bytes) {
+    OpAccum& a = Core().acc;
+    const uint64_t off = static_cast<uint64_t>(static_cast<const uint8_t*>(p) - Rt().gm[buf].base);
+    if (a.bursts == 0) {
+        a.gmBuf = static_cast<int16_t>(buf);
+        a.gmOff = off;
+    }
+    a.mis32 += off % 32 != 0;
+    a.mis128 += off % 128 != 0;
+    a.bursts += 1;
+    a.bytes += bytes;
+    if (bytes > a.burstMax) a.burstMax = bytes;
+}
+
+// Event log: scalar accesses, merged into the S record they follow (S work between other events).
+inline void LogScalar(uint32_t ub, uint32_t gmRead, uint32_t gmWrite) {
+    std::vector<TimeRecord>& log = Core().tlog;
+    if (log.empty() || log.back().kind != TK_SCALAR) {
+        TimeRecord r;
+        r.kind = TK_SCALAR;
+        r.pipe = P_S;
+        r.a = r.b = r.c = 0;
+        log.push_back(r);
+    }
+    TimeRecord& r = log.back();
+    r.a += ub;
+    r.b += gmRead;
+    r.c += gmWrite;
+}
+
+inline void LogRecord(uint8_t kind, int pipe, uint16_t api, uint64_t token = 0, uint32_t a = kNoAddr) {
+    TimeRecord r;
+    r.kind = kind;
+    r.pipe = static_cast<uint8_t>(pipe);
+    r.api = api;
+    r.x = token;
+    r.a = a;
+    Core().tlog.push_back(r);
+}
+
+// A cross-core barrier (SyncAll): every core waits until all cores reached it. For the APIs that add one.
+inline void LogSyncAll(const char* api) {
+    if (Rt().timing) LogRecord(TK_SYNC_ALL, P_S, Rt().ApiId(api));
 }
 
 // ----------------------------------------------------------------------------------------------------------------
@@ -406,6 +515,39 @@ inline void RequireInit(const char* api, const char* operand, uint32_t addr, uin
 inline void SyncPipes(int from, int to, uint64_t seq);
 inline void Acquire(int pipe, const Knowledge& k);
 inline Knowledge Snapshot(int pipe);
+inline Knowledge Signal(int pipe, const char* api, uint32_t event = kNoAddr);
+inline void Receive(int pipe, const Knowledge& k, const char* api);
+
+// Event log: what an access of the operation in progress shows (operand UB addresses) and, with auto-sync, the
+// vector op it depends on: the last earlier V op that wrote a block it reads or writes (RAW/WAW) or read a block it
+// writes (WAR). Before the hazard bookkeeping below updates the blocks.
+inline void LogAccess(CoreState& c, uint16_t id, int pipe, uint32_t addr, uint32_t len, bool write, uint64_t now) {
+    OpAccum& a = c.acc;
+    a.api = id;
+    if (pipe == P_MTE2 || pipe == P_MTE3) {
+        if (a.ub == kNoAddr) a.ub = addr;
+        return;
+    }
+    if (pipe != P_V) return;
+    if (write && a.dst == kNoAddr) a.dst = addr;
+    if (!Rt().autoSync) return;
+    for (uint32_t b = addr / 32, e = (addr + len + 31) / 32; b < e; ++b) {
+        const BlockState& s = c.blocks[b];
+        if (s.wpipe == P_V && s.wseq < now && s.wseq > a.dep) a.dep = s.wseq;
+        if (write && s.rseq[P_V] < now && s.rseq[P_V] > a.dep) a.dep = s.rseq[P_V];
+    }
+}
+
+// Event log: a read operand of the vector op in progress (the first name seen is src0, the next name src1).
+inline void LogOperand(const char* operand, uint32_t addr) {
+    OpAccum& a = Core().acc;
+    if (a.src0 == kNoAddr) {
+        a.src0 = addr;
+        a.src0Name = operand;
+    } else if (a.src1 == kNoAddr && std::strcmp(operand, a.src0Name) != 0) {
+        a.src1 = addr;
+    }
+}
 
 // bisheng --cce-auto-sync=on inserts set_flag/wait_flag between PIPE_S (LocalTensor::GetValue/SetValue, the only
 // scalar UB accesses the twin has) and PIPE_V/MTE2/MTE3, both directions (asc-devkit docs/zh/api/SIMD-API/基础API/
@@ -413,7 +555,7 @@ inline Knowledge Snapshot(int pipe);
 // `to` learns everything `from` has issued. Returns whether the dependency is covered.
 inline bool AutoSync(int from, int to) {
     if (!Rt().autoSync || (from != P_S && to != P_S)) return false;
-    Acquire(to, Snapshot(from));
+    Receive(to, Signal(from, "auto-sync"), "auto-sync");
     return true;
 }
 
@@ -423,6 +565,7 @@ inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool 
     CoreState& c = Core();
     uint16_t id = Rt().ApiId(api);
     uint64_t now = c.seq[pipe];
+    if (Rt().timing) LogAccess(c, id, pipe, addr, len, write, now);
     for (uint32_t b = addr / 32, e = (addr + len + 31) / 32; b < e; ++b) {
         BlockState& s = c.blocks[b];
         if (s.wpipe >= 0 && s.wpipe != pipe && s.wseq > c.sync[s.wpipe][pipe] && !AutoSync(s.wpipe, pipe)) {
@@ -458,7 +601,44 @@ inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool 
     }
 }
 
-inline void NextOp(int pipe) { Core().seq[pipe] += 1; }
+// Event log: the operation in progress on `pipe` is complete; log it.
+inline void LogOp(CoreState& c, int pipe) {
+    OpAccum& a = c.acc;
+    if (pipe == P_S) {
+        LogScalar(1, 0, 0);
+    } else if (pipe == P_V) {
+        TimeRecord r;
+        r.kind = TK_VEC;
+        r.pipe = P_V;
+        r.api = a.api;
+        r.a = a.dst;
+        r.b = a.src0;
+        r.c = a.src1;
+        r.y = a.dep;
+        c.pendingVec = static_cast<int64_t>(c.tlog.size());
+        c.tlog.push_back(r);
+    } else {
+        TimeRecord r;
+        r.kind = TK_COPY;
+        r.pipe = static_cast<uint8_t>(pipe);
+        r.api = a.api;
+        r.a = a.ub;
+        r.b = a.bursts;
+        r.c = static_cast<uint32_t>(a.burstMax);
+        r.gmBuf = a.gmBuf;
+        r.x = a.bytes;
+        r.y = a.gmOff;
+        r.d = std::min<uint32_t>(a.mis32, 0xFFFF) | std::min<uint32_t>(a.mis128, 0xFFFF) << 16;
+        c.tlog.push_back(r);
+    }
+    a = OpAccum{};
+}
+
+inline void NextOp(int pipe) {
+    CoreState& c = Core();
+    if (Rt().timing) LogOp(c, pipe);
+    c.seq[pipe] += 1;
+}
 
 inline void SyncPipes(int from, int to, uint64_t seq) {
     uint64_t& s = Core().sync[from][to];
@@ -476,6 +656,23 @@ inline Knowledge Snapshot(int pipe) {
 // `pipe` waited for a signal carrying `k` (which may include that some of its own earlier work is complete).
 inline void Acquire(int pipe, const Knowledge& k) {
     for (int p = 0; p < P_COUNT; ++p) SyncPipes(p, pipe, k.done[p]);
+}
+
+// A signal `pipe` sends (a flag it sets, an EnQue, a FreeTensor, an auto-sync set_flag): its knowledge, and with
+// timing on a token the event log pairs with the wait that receives it. `event`: the HardEvent of a flag.
+inline Knowledge Signal(int pipe, const char* api, uint32_t event) {
+    Knowledge k = Snapshot(pipe);
+    if (Rt().timing) {
+        k.token = ++Core().tokens;
+        LogRecord(TK_SET, pipe, Rt().ApiId(api), k.token, event);
+    }
+    return k;
+}
+
+// `pipe` waits for the signal `k` (a WaitFlag, DeQue, AllocTensor, auto-sync wait_flag).
+inline void Receive(int pipe, const Knowledge& k, const char* api) {
+    Acquire(pipe, k);
+    if (Rt().timing && k.token != 0) LogRecord(TK_WAIT, pipe, Rt().ApiId(api), k.token);
 }
 
 // PipeBarrier<pipe>: the pipe's own earlier operations are complete before its next one starts.

@@ -208,7 +208,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
         std::memcpy(twin::Core().ub.data() + da, tmp.data(), len);
     }
     twin::NextOp(twin::P_V);
-    twin::CountApi("DataCopy(UB->UB)", p.blockCount, p.blockCount * len / sizeof(T));
+    twin::CountApi("DataCopy(UB->UB)", p.blockCount, p.blockCount * len / sizeof(T), twin::DtypeCode<T>());
 }
 
 template <typename T>

@@ -125,7 +125,8 @@ inline void SetFlagImpl(AscendC::HardEvent e, int id, const char* api = "SetFlag
     int from, to;
     EventPipes(e, from, to);
     f.set = true;
-    f.know = from < P_COUNT ? Snapshot(from) : Knowledge{};  // the source pipe's issued work and what it knows
+    // the source pipe's issued work and what it knows
+    f.know = from < P_COUNT ? Signal(from, api, static_cast<uint32_t>(ei)) : Knowledge{};
 }
 
 inline void WaitFlagImpl(AscendC::HardEvent e, int id, const char* api = "WaitFlag") {
@@ -140,7 +141,7 @@ inline void WaitFlagImpl(AscendC::HardEvent e, int id, const char* api = "WaitFl
                   ? "; the kernel's own WaitFlag consumed a flag the TQue had set on an ID it holds" : "");
     int from, to;
     EventPipes(e, from, to);
-    if (from < P_COUNT && to < P_COUNT) Acquire(to, f.know);
+    if (from < P_COUNT && to < P_COUNT) Receive(to, f.know, api);
     f.set = false;
 }
 
@@ -173,6 +174,13 @@ template <pipe_t pipe> inline void PipeBarrier() {
     static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not allowed");
     if (pipe == PIPE_ALL) twin::BarrierAll();
     if (pipe == PIPE_MTE2) twin::BarrierPipe(twin::P_MTE2);
+    if (twin::Rt().timing) {
+        const uint16_t id = twin::Rt().ApiId("PipeBarrier");
+        if (pipe == PIPE_ALL) twin::LogRecord(twin::TK_BARRIER_ALL, twin::P_S, id);
+        else if (pipe == PIPE_V) twin::LogRecord(twin::TK_BARRIER, twin::P_V, id);
+        else if (pipe == PIPE_MTE2) twin::LogRecord(twin::TK_BARRIER, twin::P_MTE2, id);
+        else if (pipe == PIPE_MTE3) twin::LogRecord(twin::TK_BARRIER, twin::P_MTE3, id);
+    }
     twin::CountApi("PipeBarrier", 0, 0);
 }
 
@@ -210,7 +218,8 @@ public:
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
         s.state = twin::SlotState::ENQUEUED;
-        queue_.push_back({tensor.TwinRef().slot, twin::Snapshot(producer)});
+        // With event IDs the queue's flag carries the signal; without (3510) the EnQue itself does.
+        queue_.push_back({tensor.TwinRef().slot, kQueueEventIds ? twin::Snapshot(producer) : twin::Signal(producer, api)});
         if (kQueueEventIds) {  // holds an ID of the enqueue event until DeQue (kernel_tquebind_impl.h EnQue)
             const AscendC::HardEvent e = twin::PipesEvent(producer, consumer);
             s.enqEvtId = static_cast<int8_t>(twin::AllocEventIdImpl(api, e, twin::IdOwner::QUE_ENQUE));
@@ -228,7 +237,7 @@ public:
         twin::Slot& s = twin::Core().slots[e.slot];
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
-        twin::Acquire(consumer, e.know);
+        twin::Receive(consumer, e.know, api);
         if (s.enqEvtId >= 0) {
             const AscendC::HardEvent ev = twin::PipesEvent(producer, consumer);
             twin::WaitFlagImpl(ev, s.enqEvtId, api);
@@ -253,7 +262,8 @@ public:
         if (s.state == twin::SlotState::FREE) twin::Fault(api, "double free");
         int producer, consumer;
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
-        s.freeRecord = twin::Snapshot(consumer);  // the consumer's reads must finish before reuse
+        // the consumer's reads must finish before reuse
+        s.freeRecord = kQueueEventIds ? twin::Snapshot(consumer) : twin::Signal(consumer, api);
         if (kQueueEventIds) {  // reserves an ID of the free event until the buffer is allocated again (FreeBuffer)
             const AscendC::HardEvent e = twin::PipesEvent(consumer, producer);
             s.freeEvtId = static_cast<int8_t>(twin::AllocEventIdImpl(api, e, twin::IdOwner::QUE_FREE));
@@ -323,7 +333,8 @@ private:
             if (s.state != twin::SlotState::FREE) continue;
             int producer, consumer;
             twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
-            twin::Acquire(producer, s.freeRecord);
+            twin::Receive(producer, s.freeRecord, api);
+            s.freeRecord.token = 0;
             ReturnFreeEvent(s, api);
             s.state = twin::SlotState::ALLOCATED;
             twin::PoisonUb(s.addr, s.len);

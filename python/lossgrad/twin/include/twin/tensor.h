@@ -21,6 +21,30 @@ template <typename T> class GlobalTensor;
 
 namespace twin {
 
+// Dtype codes of the event log (lossgrad/timing/events.py DTYPES lists the names in this order).
+template <typename T> constexpr uint8_t DtypeCode() {
+    using std::is_same;
+    if constexpr (is_same<T, half>::value) return 1;
+    else if constexpr (is_same<T, float>::value) return 2;
+    else if constexpr (is_same<T, bfloat16_t>::value) return 3;
+    else if constexpr (is_same<T, int8_t>::value) return 4;
+    else if constexpr (is_same<T, uint8_t>::value) return 5;
+    else if constexpr (is_same<T, int16_t>::value) return 6;
+    else if constexpr (is_same<T, uint16_t>::value) return 7;
+    else if constexpr (is_same<T, int32_t>::value) return 8;
+    else if constexpr (is_same<T, uint32_t>::value) return 9;
+    else if constexpr (is_same<T, int64_t>::value) return 10;
+    else if constexpr (is_same<T, uint64_t>::value) return 11;
+    else if constexpr (is_same<T, bool>::value) return 12;
+    else if constexpr (is_same<T, double>::value) return 13;
+    else return 0;
+}
+
+// The dtype of an instruction's repeats: the wider of destination and source (Cast).
+template <typename TD, typename TS> constexpr uint8_t WiderCode() {
+    return sizeof(TD) > sizeof(TS) ? DtypeCode<TD>() : DtypeCode<TS>();
+}
+
 inline bool IsUbPosition(uint8_t pos) {
     using P = AscendC::TPosition;
     return pos == static_cast<uint8_t>(P::VECIN) || pos == static_cast<uint8_t>(P::VECOUT) ||
@@ -71,6 +95,7 @@ inline void RequireOperand(const char* api, const char* operand, const TensorRef
 inline void UbRead(const char* api, const char* operand, int pipe, uint32_t addr, uint32_t len) {
     if (len == 0) return;
     RequireInit(api, operand, addr, len);
+    if (pipe == P_V && Rt().timing) LogOperand(operand, addr);
     Access(api, pipe, addr, len, false);
 }
 
@@ -188,6 +213,7 @@ public:
         const char* api = "GlobalTensor::GetValue";
         const T* p = Check(api, offset, 1, false, true);
         twin::Counters().scalarGmReads += 1;
+        if (twin::Rt().timing) twin::LogScalar(0, 1, 0);
         T v;
         int buf = twin::FindGm(api, p, sizeof(T));
         twin::ScalarGmRead(api, buf, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - twin::Rt().gm[buf].base),
@@ -199,6 +225,7 @@ public:
         const char* api = "GlobalTensor::SetValue";
         const T* p = Check(api, offset, 1, true, true);
         twin::Counters().scalarGmWrites += 1;
+        if (twin::Rt().timing) twin::LogScalar(0, 0, 1);
         int buf = twin::FindGm(api, p, sizeof(T));
         twin::ScalarGmWrite(api, buf, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - twin::Rt().gm[buf].base),
                             &value, sizeof(T));
@@ -228,10 +255,12 @@ public:
         const T* p = addr_ + offset;
         int buf = twin::FindGm(api, p, count * sizeof(T));
         twin::RecordGm(buf, p, count * sizeof(T), write);
-        if (!scalar)
+        if (!scalar) {
             twin::DmaTouchesLines(api, buf, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) -
                                                                   twin::Rt().gm[buf].base),
                                   count * sizeof(T), write);
+            if (twin::Rt().timing) twin::LogBurst(buf, p, count * sizeof(T));
+        }
         return p;
     }
 

@@ -72,7 +72,7 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uin
         for (uint32_t e = 0; e < perBlock; ++e) out[e] = in[k];
     }
     twin::NextOp(twin::P_V);
-    twin::CountApi(api, repeatTime, static_cast<uint64_t>(repeatTime) * 8 * perBlock);
+    twin::CountApi(api, repeatTime, static_cast<uint64_t>(repeatTime) * 8 * perBlock, twin::DtypeCode<T>());
 }
 
 }  // namespace AscendC

@@ -102,7 +102,7 @@ inline void Compare2(const char* api, const AscendC::LocalTensor<U>& dst, const 
     UbWrite(api, P_V, d.addr, static_cast<uint32_t>(dbytes));
     std::memcpy(Core().ub.data() + d.addr, bits.data(), dbytes);
     NextOp(P_V);
-    CountApi(api, bytes / kRepeat, count);
+    CountApi(api, bytes / kRepeat, count, DtypeCode<T>());
 }
 
 // Level-0 Compare / Compares. The mask must be full; the bitmask dst is packed (256/sizeof(T) bits per repeat).
@@ -163,7 +163,7 @@ inline void Compare0(const char* api, bool isSetMask, const AscendC::LocalTensor
     UbWrite(api, P_V, d.addr, static_cast<uint32_t>(dbytes));
     std::memcpy(Core().ub.data() + d.addr, out.data(), dbytes);
     NextOp(P_V);
-    CountApi(api, g.repeats, g.repeats * g.lanes);
+    CountApi(api, g.repeats, g.repeats * g.lanes, DtypeCode<T>());
 }
 
 // Compare with the result in the 128-bit CMPMASK register (one repeat; masked-off lanes give 0).
@@ -195,7 +195,7 @@ inline void CompareToCmpMask(const AscendC::LocalTensor<T>& src0, const AscendC:
     Core().vmask.cmp[1] = reg[1];
     Core().vmask.cmpValid = true;
     NextOp(P_V);
-    CountApi(api, 1, g.lanes);
+    CountApi(api, 1, g.lanes, DtypeCode<T>());
 }
 
 // Selection bit of element i in repeat r (E lanes per repeat) for each mode.
@@ -248,7 +248,7 @@ inline void Select2(const char* api, const AscendC::LocalTensor<T>& dst, const A
                      ? a[i]
                      : (src1 != nullptr ? b[i] : scalar);
     NextOp(P_V);
-    CountApi(api, repeats, n);
+    CountApi(api, repeats, n, DtypeCode<T>());
 }
 
 // Level-0 Select (mask filters lanes; masked-off dst lanes keep their values).

@@ -122,7 +122,8 @@ inline void Unary2(const char* api, const AscendC::LocalTensor<TD>& dst, const A
     TD* out = WriteOperand(api, dst, n);
     for (uint64_t i = 0; i < n; ++i) out[i] = f(a[i]);
     NextOp(P_V);
-    CountApi(api, RepeatsFor(n, static_cast<uint32_t>(sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS))), n);
+    CountApi(api, RepeatsFor(n, static_cast<uint32_t>(sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS))), n,
+             WiderCode<TD, TS>());
 }
 
 // dst[i] = f(src0[i], src1[i]) for i < count.
@@ -139,7 +140,8 @@ inline void Binary2(const char* api, const AscendC::LocalTensor<TD>& dst, const 
     TD* out = WriteOperand(api, dst, n);
     for (uint64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
     NextOp(P_V);
-    CountApi(api, RepeatsFor(n, static_cast<uint32_t>(sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS))), n);
+    CountApi(api, RepeatsFor(n, static_cast<uint32_t>(sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS))), n,
+             WiderCode<TD, TS>());
 }
 
 // dst[i] = f() for i < count (Duplicate).
@@ -153,7 +155,7 @@ inline void Fill2(const char* api, const AscendC::LocalTensor<TD>& dst, int64_t 
     TD* out = WriteOperand(api, dst, n);
     for (uint64_t i = 0; i < n; ++i) out[i] = f();
     NextOp(P_V);
-    CountApi(api, RepeatsFor(n, sizeof(TD)), n);
+    CountApi(api, RepeatsFor(n, sizeof(TD)), n, DtypeCode<TD>());
 }
 
 }  // namespace twin

@@ -259,7 +259,7 @@ inline void L0Elementwise(const char* api, const L0Geometry& g, const L0Operand&
     }
     for (const Seg& x : dsegs) UbWrite(api, P_V, static_cast<uint32_t>(x.addr), static_cast<uint32_t>(x.len));
     NextOp(P_V);
-    CountApi(api, g.repeats, active);
+    CountApi(api, g.repeats, active, WiderCode<TD, TS>());
 }
 
 // The cross-repeat accumulate exception applies to these element types only.

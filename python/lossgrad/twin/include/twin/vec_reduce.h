@@ -91,7 +91,7 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     twin::UbWrite(api, twin::P_V, d.addr, sizeof(T));
     std::memcpy(twin::Core().ub.data() + d.addr, &sum, sizeof(T));
     twin::NextOp(twin::P_V);
-    twin::CountApi(api, repeats, static_cast<uint64_t>(n));
+    twin::CountApi(api, repeats, static_cast<uint64_t>(n), twin::DtypeCode<T>());
 }
 
 }  // namespace AscendC
@@ -182,7 +182,7 @@ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     twin::UbWrite(api, twin::P_V, d.addr, dstBytes);
     std::memcpy(twin::Core().ub.data() + d.addr, out, dstBytes);
     twin::NextOp(twin::P_V);
-    twin::CountApi(api, twin::RepeatsFor(n, sizeof(T)), n);
+    twin::CountApi(api, twin::RepeatsFor(n, sizeof(T)), n, twin::DtypeCode<T>());
 }
 
 }  // namespace AscendC

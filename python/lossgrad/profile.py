@@ -1,0 +1,93 @@
+"""`lossgrad.profile`: run one call of an op on the twin and show what it did (counters) and how long it would take
+on the part (the twin's time model, docs/timing.md).
+
+    p = lossgrad.profile("mse", grad, self, target, "mean", soc="Ascend910B1")
+    p.output, p.block_dim, p.tiling, p.counters, p.timing.total_us, p.timing.bound
+
+The counters are the twin's exact per-core counts, summed over the launch (docs/twin.md); `tiles_per_core` is the
+mean over the cores that ran. Invalid calls raise `LossGradError` exactly as the op functions do.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import invalid_error
+from .registry import get_op
+from .runners import no_launch_result
+from .socs import Soc
+from .validation import Call, validate
+
+__all__ = ["Profile", "profile", "counters_of"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    op: str
+    soc: str
+    output: np.ndarray
+    block_dim: int                     # cores launched (0: aclnn returns before launching)
+    tiling: Mapping[str, Any]          # the tiling plan's fields (LossGradTilingData) plus block_dim and tiling_key
+    counters: Mapping[str, Any]
+    timing: Any = None                 # lossgrad.timing.Timing, or None (timing=False, or no launch)
+    call: Call | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "soc": self.soc, "block_dim": self.block_dim, "tiling": dict(self.tiling),
+                "counters": dict(self.counters),
+                "timing": None if self.timing is None else self.timing.as_dict()}
+
+
+def counters_of(report: Any) -> dict[str, Any]:
+    """The launch's counters from a twin Report (summed over cores)."""
+    api = report.api_totals()
+    cores = report.cores
+    ran = [c for c in cores if c.tiles or c.gm_read_bytes or c.gm_write_bytes]
+    return {
+        "gm_bytes_read": report.gm_read_bytes,
+        "gm_bytes_written": report.gm_write_bytes,
+        "vec_repeats": report.vec_repeats,
+        "vec_elements": sum(c.vec_elements for c in cores),
+        "vec_calls": sum(a.calls for a in api.values()),
+        "dma_calls": sum(c.data_copy_calls + c.data_copy_pad_calls for c in cores),
+        "scalar_gm_accesses": sum(c.scalar_gm_reads + c.scalar_gm_writes for c in cores),
+        "tiles_per_core": (sum(c.tiles for c in ran) / len(ran)) if ran else 0.0,
+        "cores_used": len(ran),
+        "ub_peak": max((c.ub_peak_bytes for c in cores), default=0),
+        "event_ids_peak": max((n for c in cores for n in c.event_ids_peak.values()), default=0),
+        "api": {name: {"calls": a.calls, "repeats": a.repeats, "elements": a.elements} for name, a in api.items()},
+    }
+
+
+def _no_launch_counters() -> dict[str, Any]:
+    return {"gm_bytes_read": 0, "gm_bytes_written": 0, "vec_repeats": 0, "vec_elements": 0, "vec_calls": 0,
+            "dma_calls": 0, "scalar_gm_accesses": 0, "tiles_per_core": 0.0, "cores_used": 0, "ub_peak": 0,
+            "event_ids_peak": 0, "api": {}}
+
+
+def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
+            soc: "str | Soc | None" = None, out_dtype: Any = None, timing: bool = True,
+            auto_sync: bool | None = None, **attrs: Any) -> Profile:
+    """Run `op` (any of its names) on the twin for `soc` and return its output, tiling, counters and modelled time.
+
+    `attrs` are the op's attributes by name (`beta=` for SmoothL1, `log_target=` for KL). `auto_sync` None takes the
+    LOSSGRAD_TWIN_AUTO_SYNC setting, as every twin run does."""
+    try:
+        spec = get_op(op)
+    except KeyError as exc:
+        raise invalid_error(str(exc.args[0])) from None
+    if not isinstance(timing, bool):
+        raise invalid_error(f"timing: expected True or False, got {timing!r}")
+    call = validate(spec, grad_output, self, target, reduction, attrs or None, out_dtype=out_dtype, soc=soc)
+    if not call.launch:
+        return Profile(op=spec.name, soc=call.soc.name, output=no_launch_result(call), block_dim=0, tiling={},
+                       counters=_no_launch_counters(), timing=None, call=call)
+    from .runners.twin import run_twin
+    run = run_twin(call, auto_sync=auto_sync, timing=timing)
+    tiling = dict(run.plan.fields)
+    tiling.update(block_dim=run.plan.block_dim, tiling_key=run.plan.tiling_key, modes=dict(run.plan.modes),
+                  ub_bytes=run.plan.ub_bytes, ub_budget=run.plan.ub_budget, workspace_bytes=run.plan.workspace_bytes)
+    return Profile(op=spec.name, soc=call.soc.name, output=run.output, block_dim=run.report.block_dim, tiling=tiling,
+                   counters=counters_of(run.report), timing=run.report.timing if timing else None, call=call)
