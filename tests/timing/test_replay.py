@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import provisional_params
+from _timing_support import provisional_params
 from lossgrad.timing.events import MTE2, MTE3, NO_ADDR, S, V, LogBuilder, make_log
 from lossgrad.timing.replay import bank_conflicts, replay
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from _twin_common import KERNELS, SOCS
-from conftest import provisional_params
+from _timing_support import provisional_params
 from lossgrad.timing import events as ev
 from lossgrad.twin import run_kernel
 
