@@ -220,3 +220,19 @@ def test_false_positive_runs_clean(name, arch):
 def test_suite_size():
     assert len(SCENARIOS) >= 90
     assert len({s[0] for s in SCENARIOS.values()}) == len(SCENARIOS)
+
+
+@pytest.mark.parametrize("arch", ALL)
+def test_in_place_alloc_and_deque_need_depth_zero(arch):
+    """Device compile errors the twin once accepted: in-place AllocTensor(t)/DeQue(t) on a queue of depth 1."""
+    from lossgrad.twin import TwinCompileError
+    src = KERNELS / "inplace_queue.cpp"
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    with pytest.raises(TwinCompileError) as e:
+        run_kernel(src, "inplace_queue", 1, [x, y], soc=SOCS[arch], defines={"INPLACE_BROKEN": 1})
+    assert "can not AllocTensor in place while tque's depth is non zero" in str(e.value)
+    assert "can not DeQue tensor in place while tque's depth is non zero" in str(e.value)
+    assert "kernel_tquebind_impl.h" in str(e.value)
+    run_kernel(src, "inplace_queue", 1, [x, y], soc=SOCS[arch], defines={"INPLACE_BROKEN": 0})
+    assert np.array_equal(y, x)
