@@ -73,13 +73,14 @@ ARCHS: dict[int, Arch] = {
     3510: Arch(
         npu_arch=3510, cce_aicore=310, dav_macro="__DAV_C310__", cce_aicore_arch="dav-c310-vec", coupled=False,
         ub_bytes=Fact(262144, "ADK NPU架构版本3510 (256 KB physical)", "high"),
-        ub_kernel_bytes=Fact(245760, "ONN arch35 tiling UTs use UB 245760 for Ascend950 (248 KB usable less scratch)",
-                             "medium"),
+        ub_kernel_bytes=Fact(253952, "ADK kernel_utils_constants.h for 3510: TOTAL_UB_SIZE = TMP_UB_OFFSET = 248 KB",
+                             "high"),
         datacopy_pad=True, bf16_io=True, bf16_arith=True,
         kernel_types=("KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_2",
                       "KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_0", "KERNEL_TYPE_MIX_AIV_1_0"),
         events_per_position=8,
-        overflow_mode=Fact("inf_nan", "assumed as A2/A3 (IEEE mode); no 950-specific statement found", "low"),
+        overflow_mode=Fact("inf_nan", "CANN aclrtFloatOverflowMode doc: Atlas 350 (950) supports Inf/NaN mode only",
+                           "high"),
         cpu_debug_series="C310",
     ),
     2002: Arch(
@@ -89,7 +90,8 @@ ARCHS: dict[int, Arch] = {
         datacopy_pad=False, bf16_io=False, bf16_arith=False,
         kernel_types=("KERNEL_TYPE_AICORE", "KERNEL_TYPE_MIX_VECTOR_CORE"),
         events_per_position=8,
-        overflow_mode=Fact("inf_nan", "not documented for Atlas inference; twin assumes IEEE", "low"),
+        overflow_mode=Fact("saturation", "CANN aclrtFloatOverflowMode doc: Atlas inference series supports saturation "
+                           "mode only", "high"),
         cpu_debug_series="V200",
     ),
     1001: Arch(
@@ -99,8 +101,8 @@ ARCHS: dict[int, Arch] = {
         datacopy_pad=False, bf16_io=False, bf16_arith=False,
         kernel_types=(),
         events_per_position=4,
-        overflow_mode=Fact("saturation", "CANN set_device_sat_mode doc: Atlas training supports saturation mode only",
-                           "high"),
+        overflow_mode=Fact("saturation", "CANN set_device_sat_mode / aclrtFloatOverflowMode docs: Atlas training "
+                           "series supports saturation mode only", "high"),
         cpu_debug_series="V100",
     ),
 }

@@ -130,3 +130,17 @@ def ulp_diff(got: np.ndarray, want: np.ndarray) -> int:
     both_nan = np.isnan(f64(got)) & np.isnan(f64(want))
     d = np.where(both_nan, 0, np.abs(g - t))
     return int(d.max()) if d.size else 0
+
+
+def saturated(arch: int, want: np.ndarray) -> np.ndarray:
+    """The expectation of a computed float result on the arch's part: in saturation mode (310P, 910; socs.py
+    overflow_mode) NaN -> 0 and +-Inf -> +-MAX of the dtype; unchanged in Inf/NaN mode and for integers."""
+    from lossgrad.socs import get_soc
+    from _twin_common import SOCS
+    w = np.asarray(want)
+    if get_soc(SOCS[arch]).arch.overflow_mode.value != "saturation" or not (w.dtype.kind == "f" or w.dtype == BF16):
+        return w
+    x = f64(w)
+    big = float(np.finfo(w.dtype).max) if w.dtype.kind == "f" else float(ml_dtypes.finfo(w.dtype).max)
+    return np.where(np.isnan(x), 0.0, np.clip(x, -big, big)).astype(w.dtype)
+

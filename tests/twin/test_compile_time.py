@@ -19,7 +19,8 @@ EXPECTED = {
     2002: ["KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY) is not supported on this NpuArch",
            "DataCopyPad is not supported on this architecture (NpuArch 2002/1001)",
            "Cast: this (src, dst) dtype pair is not supported on this NpuArch",
-           "DataCopy/DataCopyPad: element type not supported on this architecture"],
+           "DataCopy/DataCopyPad: element type not supported on this architecture",
+           "DataSyncBarrier is not supported on NpuArch 2002/1001"],
     1001: ["KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY) is not supported on this NpuArch",
            "DataCopyPad is not supported on this architecture (NpuArch 2002/1001)",
            "Maxs: element type not supported on this NpuArch",
@@ -30,7 +31,8 @@ EXPECTED = {
            "Select with a scalar src1 (VSEL_TENSOR_SCALAR_MODE) is not supported on NpuArch 1001",
            "Cast: this (src, dst) dtype pair is not supported on this NpuArch",
            "Compare (result in CMPMASK): half/float only, and not available on NpuArch 1001",
-           "scalar Cast<T, U, roundMode> is not available on NpuArch 1001"],
+           "scalar Cast<T, U, roundMode> is not available on NpuArch 1001",
+           "DataSyncBarrier is not supported on NpuArch 2002/1001"],
 }
 
 _errors: dict[int, TwinCompileError] = {}

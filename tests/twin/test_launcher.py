@@ -5,7 +5,7 @@ import struct
 
 import numpy as np
 import pytest
-from lossgrad.twin import run_kernel
+from lossgrad.twin import KernelFault, run_kernel
 
 from _twin_common import ARCHS, KERNELS, SOCS
 
@@ -27,6 +27,12 @@ def run_mul_add(n: int, arch: int, block_dim: int, seed: int = 0):
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("block_dim", [1, 48])
 def test_mul_add(arch, n, block_dim):
+    if arch == 1001 and n % 8:
+        # mul_add writes a ragged tail with GlobalTensor::SetValue; NpuArch 1001 never writes a dirty line back
+        # (no DCCI, no kernel-end flush): the twin rejects the kernel there (docs/twin.md, issue 16)
+        with pytest.raises(KernelFault, match="NpuArch 1001 has no data-cache write-back"):
+            run_mul_add(n, arch, block_dim, seed=n)
+        return
     x, y, z, rep = run_mul_add(n, arch, block_dim, seed=n)
     np.testing.assert_array_equal(z, x * y + x)  # float32: the same two roundings as Mul then Add
     size = 4 * n
@@ -54,6 +60,10 @@ def test_mul_add(arch, n, block_dim):
 def test_tail_strategy_per_arch(arch):
     """A2/A3 and 950 copy the ragged tail with DataCopyPad; 310P and 910 use aligned DataCopy plus scalar accesses."""
     n = 4096 + 7
+    if arch == 1001:  # the scalar tail write is never written back on 1001
+        with pytest.raises(KernelFault, match="NpuArch 1001 has no data-cache write-back"):
+            run_mul_add(n, arch, 1)
+        return
     *_, rep = run_mul_add(n, arch, 1)
     core = rep.cores[0]
     if arch in (2201, 3510):

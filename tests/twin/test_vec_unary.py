@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from _twin_api import Call, cases, dt, sample, scalar_bits
-from _twin_expect import assert_same, f64, round_float, ulp_diff
+from _twin_expect import assert_same, f64, round_float, ulp_diff, saturated
 
 N = 200
 
@@ -30,7 +30,7 @@ def test_transcendental(arch, op, t):
     x = _data(op, d, np.random.default_rng(11))
     got = Call(op, t, count=N, a=x, out_bytes=N * d.itemsize).run_as(arch, d, N)
     with np.errstate(all="ignore"):
-        want = round_float(FUNCS[op](f64(x)), d)
+        want = saturated(arch, round_float(FUNCS[op](f64(x)), d))
     assert ulp_diff(got, want) <= 1, f"{op}<{t}>"
     if op in ("SQRT", "RECIP"):  # exactly rounded operations
         assert_same(got, want, f"{op}<{t}>")
@@ -46,7 +46,7 @@ def test_abs_relu(arch, op, t):
         want = np.minimum(np.abs(x.astype(np.int64)), np.iinfo(d).max).astype(d) if d.kind == "i" else np.abs(x)
     else:  # dst = src < 0 ? 0 : src  (NaN and -0 pass through)
         want = np.where(f64(x) < 0, np.zeros(1, d), x).astype(d)
-    assert_same(got, want, f"{op}<{t}>")
+    assert_same(got, saturated(arch, want), f"{op}<{t}>")
 
 
 @pytest.mark.parametrize("arch,op,t", cases("LEAKY"))
@@ -57,7 +57,7 @@ def test_leaky_relu(arch, op, t):
     got = Call(op, t, count=N, a=x, scalar=scalar_bits(alpha[0], d), out_bytes=N * d.itemsize).run_as(arch, d, N)
     with np.errstate(invalid="ignore"):
         want = np.where(f64(x) < 0, round_float(f64(x) * f64(alpha)[0], d), x).astype(d)
-    assert_same(got, want, f"LeakyRelu<{t}>")
+    assert_same(got, saturated(arch, want), f"LeakyRelu<{t}>")
 
 
 @pytest.mark.parametrize("arch,op,t", cases("AND", "OR", "NOT"))

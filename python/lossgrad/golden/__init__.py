@@ -12,6 +12,10 @@ Two evaluation modes (`compute=`):
   term, then their sum over the broadcast axes, taken exactly in float64, as aclnn's ReduceSum does), then to the
   output dtype. It reproduces float32 and 16-bit intermediate overflow, so kernels that follow aclnn's dtypes match
   it at NaN/Inf.
+  On a part in saturation mode (socs.py overflow_mode: 310P and Atlas 910, per CANN's aclrtFloatOverflowMode), every
+  computed float result is saturated as the device does: NaN -> 0, +-Inf -> +-MAX of the dtype (the input Casts of
+  16-bit inputs, each arithmetic step, the kernel-dtype and output Casts); comparisons and selects move values only.
+  So no computed Inf/NaN reaches the output there, e.g. MSE with a NaN input gives 0 (NaN on A2/A3/950).
 """
 from __future__ import annotations
 
@@ -62,6 +66,17 @@ def _sum_to_shape(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return values.reshape(shape)
 
 
+def saturation_mode(call: Call) -> bool:
+    """Whether the call's part computes in saturation mode (socs.py Arch.overflow_mode)."""
+    return call.soc.arch.overflow_mode.value == "saturation"
+
+
+def _round_sat(values: np.ndarray, dtype: DType, sat: bool) -> np.ndarray:
+    """round_to, then (saturation mode) the conversion's Inf -> +-MAX, NaN -> 0."""
+    out = round_to(values, dtype)
+    return ew.saturate(out) if sat and dtype.is_float else out
+
+
 def _check_mode(compute: str) -> None:
     if compute not in _WORK_DTYPE:
         raise ValueError(f"compute: expected one of {', '.join(COMPUTE_MODES)}, got {compute!r}")
@@ -89,12 +104,16 @@ def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
     work = _WORK_DTYPE[compute]
     f64, f32 = _FORMULAS[call.op.name]
     formula = f64 if compute == "float64" else f32
+    sat = compute == "float32" and saturation_mode(call)
     inputs = [np.broadcast_to(_op_input(call, role, arr).astype(work), call.iter_shape)
               for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target))]
+    if sat:  # a 16-bit input's Cast to float32 is a conversion: its NaN becomes 0 (float32 inputs are only moved)
+        inputs = [ew.saturate(x) if call.dtypes[role].is_float and call.dtypes[role].itemsize == 2 else x
+                  for x, role in zip(inputs, ("grad", "self", "target"))]
     c = work.type(call.coefficient)  # float32 mode: the kernels hold the coefficient as one float32 scalar
     reduced = tuple(call.iter_shape) != tuple(call.out_shape)
     with np.errstate(all="ignore"):
-        values = formula(*inputs, c, call.attrs)
+        values = formula(*inputs, c, call.attrs, sat=True) if sat else formula(*inputs, c, call.attrs)
         if compute == "float32":
             # aclnn's kernel writes its result (KL: every term) in its kernel dtype, so a float16 value beyond
             # +-65504 is +-Inf there; KL's ReduceSum sums those terms with float32 accumulation into that dtype;
@@ -102,12 +121,12 @@ def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
             # float32: the two round apart only when the float32 partial sums lose bits that decide the final
             # rounding (docs/semantics.md, "Intermediate roundings").
             kernel = aclnn_kernel_dtype(call)
-            values = round_to(values.astype(np.float64), kernel)
+            values = _round_sat(values.astype(np.float64), kernel, sat)
             if reduced:
-                values = round_to(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), kernel)
+                values = _round_sat(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), kernel, sat)
         elif reduced:
             values = _sum_to_shape(values.astype(np.float64), tuple(call.out_shape))
-        return np.array(round_to(values, call.out_dtype), order="C")  # ascontiguousarray would make 0-d 1-d
+        return np.array(_round_sat(values, call.out_dtype, sat), order="C")  # ascontiguousarray would make 0-d 1-d
 
 
 def _run(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None,

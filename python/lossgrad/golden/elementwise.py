@@ -12,7 +12,23 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-Elementwise = Callable[[np.ndarray, np.ndarray, np.ndarray, Any, Mapping[str, Any]], np.ndarray]
+Elementwise = Callable[..., np.ndarray]
+
+
+def saturate(x: np.ndarray) -> np.ndarray:
+    """A computed float result in saturation mode (310P, Atlas 910: CANN aclrtFloatOverflowMode): NaN -> 0,
+    +-Inf (and anything beyond the dtype's range) -> +-MAX of the dtype. Finite values are unchanged."""
+    try:
+        fmax = np.finfo(x.dtype).max
+    except ValueError:  # bfloat16: ml_dtypes has its own finfo
+        import ml_dtypes
+        fmax = ml_dtypes.finfo(x.dtype).max
+    with np.errstate(invalid="ignore"):
+        return np.clip(np.where(np.isnan(x), np.zeros((), x.dtype), x), -fmax, fmax).astype(x.dtype)
+
+
+def _sat(sat: bool) -> Callable[[np.ndarray], np.ndarray]:
+    return saturate if sat else (lambda x: x)
 
 
 def sign(x_minus: np.ndarray, x_plus: np.ndarray) -> np.ndarray:
@@ -51,16 +67,22 @@ def kl_div_f64(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: Any, attrs: Mappi
 
 # -- float32, kernel operation order ----------------------------------------------------------------------------------
 
-def l1_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any]) -> np.ndarray:
-    gs = g * c                       # Muls(grads, reduceElts)
-    return sign(t, s) * gs           # Mul(sign, gs)
+# With sat=True every arithmetic result is saturated as the device does (comparisons and selects move data only).
+
+def l1_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any],
+           sat: bool = False) -> np.ndarray:
+    S = _sat(sat)
+    gs = S(g * c)                    # Muls(grads, reduceElts)
+    return S(sign(t, s) * gs)        # Mul(sign, gs)
 
 
-def mse_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any]) -> np.ndarray:
-    return ((s - t) * c) * g         # Sub -> Muls(cof) -> Mul(dout)
+def mse_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any],
+            sat: bool = False) -> np.ndarray:
+    S = _sat(sat)
+    return S(S(S(s - t) * c) * g)    # Sub -> Muls(cof) -> Mul(dout)
 
 
-def _reciprocal_times(x: np.ndarray, beta32: np.float32) -> np.ndarray:
+def _reciprocal_times(x: np.ndarray, beta32: np.float32, S: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """x * (1/beta) with 1/beta computed in float64 and rounded to float32 once (the host computes it).
 
     If 1/beta overflows float32 (subnormal beta), scale both by 2^64 so the reciprocal stays finite; the scaling is
@@ -68,14 +90,16 @@ def _reciprocal_times(x: np.ndarray, beta32: np.float32) -> np.ndarray:
     """
     inv = 1.0 / float(beta32)
     if inv <= float(np.finfo(np.float32).max):
-        return x * np.float32(inv)
+        return S(x * np.float32(inv))
     scale = np.float32(2.0 ** 64)
-    return (x * scale) * np.float32(1.0 / (float(beta32) * 2.0 ** 64))
+    return S(S(x * scale) * np.float32(1.0 / (float(beta32) * 2.0 ** 64)))
 
 
-def smooth_l1_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any]) -> np.ndarray:
+def smooth_l1_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any],
+                  sat: bool = False) -> np.ndarray:
+    S = _sat(sat)
     beta = np.float32(attrs["beta"])
-    x = s - t
+    x = S(s - t)
     zero, one = np.float32(0.0), np.float32(1.0)
     pos = np.where(x > beta, one, zero)
     neg = np.where(x < -beta, -one, zero)
@@ -83,11 +107,13 @@ def smooth_l1_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, at
         lin = np.zeros_like(x)           # beta = 0 is exactly L1's sign (docs/semantics.md)
     else:
         with np.errstate(over="ignore", invalid="ignore"):
-            lin = np.where(np.abs(x) > beta, zero, _reciprocal_times(x, beta))
-    return (((pos + neg) + lin) * g) * c  # Add, Add, Mul(dout), Muls(cof)
+            lin = np.where(S(np.abs(x)) > beta, zero, _reciprocal_times(x, beta, S))
+    return S(S(S(S(pos + neg) + lin) * g) * c)  # Add, Add, Mul(dout), Muls(cof)
 
 
-def kl_div_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any]) -> np.ndarray:
+def kl_div_f32(g: np.ndarray, s: np.ndarray, t: np.ndarray, c: np.float32, attrs: Mapping[str, Any],
+               sat: bool = False) -> np.ndarray:
+    S = _sat(sat)
     with np.errstate(over="ignore"):
-        big_t = np.exp(t) if attrs["log_target"] else t
-    return (big_t * g) * -c              # Mul(grad), Muls(-1), Muls(coef): the sign flip is exact
+        big_t = S(np.exp(t)) if attrs["log_target"] else t
+    return S(S(big_t * g) * -c)          # Mul(grad), Muls(-1), Muls(coef): the sign flip is exact

@@ -121,6 +121,7 @@ def arch_defines(soc: Soc) -> dict[str, str]:
         "TWIN_UB_BYTES": str(a.ub_bytes.value),
         "TWIN_UB_KERNEL_BYTES": str(a.ub_kernel_bytes.value),
         "TWIN_EVENTS_PER_POSITION": str(a.events_per_position),
+        "TWIN_SATURATION": "1" if a.overflow_mode.value == "saturation" else "0",
         "LOSSGRAD_TWIN": "1",
     }
 

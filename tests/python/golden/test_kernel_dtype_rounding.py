@@ -44,13 +44,14 @@ def test_golden_float32_mode_rounds_through_the_kernel_dtype() -> None:
 @pytest.mark.parametrize("soc", ["Ascend910B1", "Ascend310P3"])
 def test_kernels_round_through_the_kernel_dtype(soc: str) -> None:
     g, s, t = _mse_case()
-    want = golden.mse_loss_backward(g, s, t, "none", out_dtype="float32", compute="float32")
+    want = golden.mse_loss_backward(g, s, t, "none", out_dtype="float32", soc=soc, compute="float32")
     got = lossgrad.mse_loss_backward(g, s, t, "none", out_dtype="float32", soc=soc, backend="twin")
     assert np.array_equal(got, want)
     x = np.array([1, 2, -3, 0.3, -0.2], f16)
     for fn, kw in ((lossgrad.l1_loss_backward, {}), (lossgrad.smooth_l1_loss_backward, {"beta": 0.7})):
         ref = getattr(golden, fn.__name__)
-        want = ref(np.ones(5, f16), x, np.zeros(5, f16), "mean", out_dtype="float32", compute="float32", **kw)
+        want = ref(np.ones(5, f16), x, np.zeros(5, f16), "mean", out_dtype="float32", soc=soc, compute="float32",
+                   **kw)
         got = fn(np.ones(5, f16), x, np.zeros(5, f16), "mean", out_dtype="float32", soc=soc, backend="twin", **kw)
         assert np.array_equal(got, want), fn.__name__
         assert not np.array_equal(want, ref(np.ones(5, f16), x, np.zeros(5, f16), "mean", out_dtype="float32", **kw))

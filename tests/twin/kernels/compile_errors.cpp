@@ -39,6 +39,7 @@ extern "C" __global__ __aicore__ void compile_errors(GM_ADDR x) {
     DataCopy(b, bGm, 64);                               // no bf16 tensors on 310P
     DataCopyPad(f, fGm, DataCopyParams(1, 20, 0, 0), DataCopyPadParams(false, 0, 0, 0));  // older form: neither
     Sign(f, f, 64);                                     // legal: stack-scratch Sign exists on 310P
+    DataSyncBarrier<MemDsbT::DDR>();                    // A2/A3 and 950 only
 #else  // 1001
     DataCopyPad(f, fGm, DataCopyExtParams(1, 20, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
     Maxs(f, f, 1.0f, 64);
@@ -52,6 +53,7 @@ extern "C" __global__ __aicore__ void compile_errors(GM_ADDR x) {
     Cast(b, f, RoundMode::CAST_RINT, 64);               // no bf16 on 1001
     Compare(f, f, CMPMODE::LT, 64, BinaryRepeatParams());  // no CMPMASK form on 1001
     (void)Cast<float, half, RoundMode::CAST_ODD>(1.0f);  // no scalar Cast on 1001
+    DataSyncBarrier<MemDsbT::ALL>();                    // A2/A3 and 950 only
 #endif
     (void)f, (void)h, (void)b, (void)i, (void)bits;
 }

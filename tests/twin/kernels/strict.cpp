@@ -34,6 +34,11 @@ enum Key : uint32_t {
     AUTO_V_S, AUTO_S_V, AUTO_S_MTE3, AUTO_MTE2_S,
     // the shared pad-value register, GlobalTensor sizes
     PAD_REGISTER_FROM_ISPAD, GLOBAL_BUFFER_LARGER_THAN_HOST, FREE_ALL_EVENT,
+    // issue 16: vector ordering, queue hardware types, the data cache, Brcb on 310P
+    V_V_ORDER, UB_TO_UB_QUEUE, VECCALC_QUEUE_IDS, SETVALUE_AFTER_MTE3, DCCI_THEN_DMA_NO_DSB, DCCI_THEN_DMA_NO_PIPE_SYNC,
+    BRCB_B16_BEHIND_OUTPUT, DIRTY_LINE_AT_KERNEL_END,
+    // false positives: correct code that must run clean (run with good = 0)
+    FP_TENSOR_ALLOCATED_AT_END = 150, FP_DCCI_DSB_FORM, FP_TQUE_CONFIG, FP_UB_FULL_BUDGET, FP_DATACOPYPAD_ODD_GM_STRIDE,
     // value checks (not pairs): allocation order, pad register contents
     ALLOC_ORDER = 200, PAD_REGISTER_VALUES, FREE_WITHOUT_ENQUE,
 };
@@ -53,7 +58,20 @@ template <typename T> inline void FlushLine(const GlobalTensor<T>& g) {
 #define STRICT_HAS_DCCI 0  // NpuArch 1001 has no DataCacheCleanAndInvalid: the good variants keep lines apart
 #endif
 
+#if STRICT_HAS_DCCI
+// The line's write-back done before any DMA touches it: DataSyncBarrier where it exists, then every pipe waits.
+template <typename T> inline void FlushLineComplete(const GlobalTensor<T>& g) {
+    FlushLine(g);
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+    DataSyncBarrier<MemDsbT::DDR>();
+#endif
+    PipeBarrier<PIPE_ALL>();
+}
+#endif
+
 using F = float;
+
+constexpr TQueConfig kQueConf = {false, false, false, 0, 0, 0, {}, false, false};  // the defaults, spelled out
 
 // A scratch TBuf of `bytes` with its first `init` floats written by the vector unit.
 inline LocalTensor<F> Scratch(TPipe* pipe, TBuf<TPosition::VECCALC>& buf, uint32_t bytes, uint32_t init) {
@@ -61,6 +79,18 @@ inline LocalTensor<F> Scratch(TPipe* pipe, TBuf<TPosition::VECCALC>& buf, uint32
     LocalTensor<F> t = buf.Get<F>();
     if (init > 0) Duplicate(t, 1.0f, static_cast<int32_t>(init));
     return t;
+}
+
+// Uses a value read from UB (so the read is not dead code). NpuArch 1001 never writes a scalar-written GM line back
+// (no DCCI, no kernel-end flush), so there the value goes nowhere.
+inline void Keep(GlobalTensor<F>& g, F v) {
+#if __NPU_ARCH__ == 1001
+    volatile F sink = v;
+    (void)sink;
+    (void)g;
+#else
+    g.SetValue(0, v);
+#endif
 }
 
 template <HardEvent E> inline void Sync() {
@@ -156,10 +186,11 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             if (!good) Duplicate(a, 0.0f, 8);
             break;
         }
-        case LEAK: {
+        case LEAK: {  // an allocated tensor at kernel end is harmless; an enqueued one leaves its EnQue flag set
             pipe->InitBuffer(q, 1, 32);
             LocalTensor<F> a = q.AllocTensor<F>();
-            if (good) q.FreeTensor(a);
+            DataCopy(a, xGm, 8);
+            if (!good) q.EnQue(a);
             break;
         }
         case SETFLAG_UNPAIRED: {
@@ -197,7 +228,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
         case MISSING_V_S: {
             LocalTensor<F> s = Scratch(pipe, buf, 256, 64);
             if (good) Sync<HardEvent::V_S>();
-            yGm.SetValue(0, s.GetValue(3));
+            Keep(yGm, s.GetValue(3));
             break;
         }
         case MISSING_S_V: {
@@ -210,7 +241,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
         case GM_READ_PAST_END: {  // x has exactly n floats; the unbounded form reaches the host buffer's bounds
             GlobalTensor<F> raw;
             raw.SetGlobalBuffer((__gm__ F*)x);
-            yGm.SetValue(0, raw.GetValue(good ? n - 1 : n));
+            Keep(yGm, raw.GetValue(good ? n - 1 : n));
             break;
         }
         case GM_WRITE_PAST_END: {
@@ -230,7 +261,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
         case GLOBAL_TENSOR_SIZE: {
             GlobalTensor<F> eight;
             eight.SetGlobalBuffer((__gm__ F*)x, 8);
-            yGm.SetValue(0, eight.GetValue(good ? 7 : 8));
+            Keep(yGm, eight.GetValue(good ? 7 : 8));
             break;
         }
         case CROSS_CORE_OVERLAP: {  // block_dim 2: each core writes 8 floats
@@ -326,7 +357,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
         case LOCAL_INDEX: {
             LocalTensor<F> s = Scratch(pipe, buf, 256, 64);
             Sync<HardEvent::V_S>();
-            yGm.SetValue(0, s.GetValue(good ? 63 : 64));
+            Keep(yGm, s.GetValue(good ? 63 : 64));
             break;
         }
         case TBUF_GET_LEN: {
@@ -607,7 +638,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             const uint32_t at = GetBlockIdx() * (good ? 16 : 1);
             yGm.SetValue(at, 10.0f + GetBlockIdx());
 #if STRICT_HAS_DCCI
-            FlushLine(yGm[at]);
+            FlushLineComplete(yGm[at]);
 #endif
             break;
         }
@@ -615,7 +646,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
             yGm.SetValue(0, 3.0f);
 #if STRICT_HAS_DCCI
-            if (good) FlushLine(yGm);
+            if (good) FlushLineComplete(yGm);
             const uint32_t dst = 8;
 #else
             const uint32_t dst = good ? 16 : 8;
@@ -631,7 +662,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             DataCopy(yGm, s, 8);
             Sync<HardEvent::MTE3_S>();
 #if STRICT_HAS_DCCI
-            if (good) FlushLine(yGm);
+            if (good) FlushLineComplete(yGm);
             v += yGm.GetValue(1);
 #else
             v += yGm.GetValue(good ? 16 : 1);
@@ -646,7 +677,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             DataCopy(yGm, s, 8);
             Sync<HardEvent::MTE3_S>();
 #if STRICT_HAS_DCCI
-            if (good) FlushLine(yGm);
+            if (good) FlushLineComplete(yGm);
             yGm.SetValue(12, 5.0f);
 #else
             yGm.SetValue(good ? 16 : 12, 5.0f);
@@ -658,7 +689,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             LocalTensor<F> s = buf.Get<F>();
             yGm.SetValue(2, 4.0f);
 #if STRICT_HAS_DCCI
-            if (good) FlushLine(yGm);
+            if (good) FlushLineComplete(yGm);
             DataCopy(s, yGm, 8);
 #else
             DataCopy(s, yGm[good ? 16 : 0], 8);
@@ -681,6 +712,8 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             yGm.SetValue(0, 2.0f);
             if (good) {
                 DataCacheCleanAndInvalid<F, CacheLine::ENTIRE_DATA_CACHE, DcciDst::CACHELINE_OUT>(yGm);
+                DataSyncBarrier<MemDsbT::DDR>();
+                PipeBarrier<PIPE_ALL>();
             } else {
                 DataCacheCleanAndInvalid<F, CacheLine::ENTIRE_DATA_CACHE, DcciDst::CACHELINE_UB>(yGm);
             }
@@ -692,7 +725,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
         // ---- auto-sync: no manual synchronisation around scalar UB access ----------------------------------------
         case AUTO_V_S: {
             LocalTensor<F> s = Scratch(pipe, buf, 256, 64);
-            yGm.SetValue(0, s.GetValue(3));
+            Keep(yGm, s.GetValue(3));
             break;
         }
         case AUTO_S_V: {
@@ -712,7 +745,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             pipe->InitBuffer(buf, 32);
             LocalTensor<F> s = buf.Get<F>();
             DataCopy(s, xGm, 8);
-            yGm.SetValue(0, s.GetValue(5));
+            Keep(yGm, s.GetValue(5));
             break;
         }
         // ---- pad register, GlobalTensor size -------------------------------------------------------------------
@@ -752,14 +785,153 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             for (uint32_t i = 0; i < k; ++i) pipe->ReleaseEventID<HardEvent::V_MTE2>(held[i]);
             break;
         }
+        // ---- issue 16 ------------------------------------------------------------------------------------------
+        case V_V_ORDER: {  // run with auto_sync=False: Adds reads what Duplicate wrote
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            if (good) PipeBarrier<PIPE_V>();
+            Adds(s, s, 1.0f, 8);
+            break;
+        }
+        case UB_TO_UB_QUEUE: {  // TQueBind<VECIN, VECCALC> is UB -> UB: its EnQue/DeQue is MTE2_MTE3, not MTE2_V
+            TQueBind<TPosition::VECIN, TPosition::VECCALC, 1> ub;
+            TQue<TPosition::VECIN, 1> in;  // GM -> VECIN: MTE2_V
+            pipe->InitBuffer(ub, 1, 32);
+            pipe->InitBuffer(in, 1, 32);
+            LocalTensor<F> a = good ? in.AllocTensor<F>() : ub.AllocTensor<F>();
+            DataCopy(a, xGm, 8);
+            if (good) {
+                in.EnQue(a);
+                a = in.DeQue<F>();
+            } else {
+                ub.EnQue(a);
+                a = ub.DeQue<F>();
+            }
+            Adds(a, a, 1.0f, 8);
+            if (good) in.FreeTensor(a); else ub.FreeTensor(a);
+            break;
+        }
+        case VECCALC_QUEUE_IDS: {  // TQue<VECCALC> is UB -> UB: each FreeTensor holds an MTE3_MTE2 ID (param = pool)
+            TQue<TPosition::VECCALC, 1> tmp[9];
+            const uint32_t k = good ? t.param : t.param + 1;
+            for (uint32_t i = 0; i < k; ++i) {
+                pipe->InitBuffer(tmp[i], 1, 32);
+                LocalTensor<F> a = tmp[i].AllocTensor<F>();
+                Duplicate(a, 1.0f, 8);
+                tmp[i].FreeTensor(a);
+            }
+            break;
+        }
+        case SETVALUE_AFTER_MTE3: {  // MTE3 writes y[0..8); SetValue(y[10]) is in the same 64-byte line
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            Sync<HardEvent::V_MTE3>();
+            DataCopy(yGm, s, 8);
+            if (good) Sync<HardEvent::MTE3_S>();
+#if __NPU_ARCH__ == 1001
+            if (good) {  // 1001 cannot write GM by scalar at all (no write-back): read the line instead
+                (void)yGm.GetValue(10);
+                break;
+            }
+#endif
+            yGm.SetValue(10, 1.0f);
+            break;
+        }
+        case DCCI_THEN_DMA_NO_DSB: {  // SetValue y[0]; DCCI; MTE3 into the same line before DataSyncBarrier
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            yGm.SetValue(0, 2.0f);
+            FlushLine(yGm);
+            if (good) DataSyncBarrier<MemDsbT::DDR>();
+            PipeBarrier<PIPE_ALL>();
+            DataCopy(yGm[8], s, 8);
+#endif
+            break;
+        }
+        case DCCI_THEN_DMA_NO_PIPE_SYNC: {  // as above with the barrier, but no S -> MTE3 synchronisation
+#if STRICT_HAS_DCCI
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            Sync<HardEvent::V_MTE3>();
+            yGm.SetValue(0, 2.0f);
+            FlushLine(yGm);
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            DataSyncBarrier<MemDsbT::ALL>();
+#endif
+            if (good) Sync<HardEvent::S_MTE3>();
+            DataCopy(yGm[8], s, 8);
+#endif
+            break;
+        }
+        case BRCB_B16_BEHIND_OUTPUT: {  // Brcb<half> output [0, 256); MTE2 fills the buffer behind it at [256, 288)
+#if __NPU_ARCH__ != 1001
+            pipe->InitBuffer(buf, 1024);
+            LocalTensor<half> h = buf.Get<half>();
+            LocalTensor<F> behind = buf.Get<F>()[64];
+            Duplicate(h[256], half(1.0f), 16);  // src: 8 halves in the last 512 bytes
+            DataCopy(behind, xGm, 8);
+            if (good) Sync<HardEvent::MTE2_V>();
+            PipeBarrier<PIPE_V>();
+            Brcb(h, h[256], 1, BrcbRepeatParams(1, 8));
+#endif
+            break;
+        }
+        case DIRTY_LINE_AT_KERNEL_END: {  // SetValue leaves a dirty line; only 1001 never writes it back
+            if (!good) yGm.SetValue(0, 1.0f);
+            break;
+        }
+        // ---- false positives (run with good = 0) ----------------------------------------------------------------
+        case FP_TENSOR_ALLOCATED_AT_END: {
+            pipe->InitBuffer(q, 1, 32);
+            LocalTensor<F> a = q.AllocTensor<F>();
+            Duplicate(a, 1.0f, 8);
+            break;
+        }
+        case FP_DCCI_DSB_FORM: {  // the documented form: SetValue, DCCI, DataSyncBarrier, pipe sync, then DMA
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 8);
+            Sync<HardEvent::V_MTE3>();
+            yGm.SetValue(0, 2.0f);
+            DataCacheCleanAndInvalid<F, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(yGm);
+            DataSyncBarrier<MemDsbT::ALL>();
+            Sync<HardEvent::S_MTE3>();
+            DataCopy(yGm[8], s, 8);
+#endif
+            break;
+        }
+        case FP_TQUE_CONFIG: {  // a queue declared with a TQueConfig
+            TQue<TPosition::VECIN, 1, &kQueConf> cq;
+            pipe->InitBuffer(cq, 1, 32);
+            LocalTensor<F> a = cq.AllocTensor<F>();
+            DataCopy(a, xGm, 8);
+            cq.EnQue(a);
+            a = cq.DeQue<F>();
+            Adds(a, a, 1.0f, 8);
+            cq.FreeTensor(a);
+            break;
+        }
+        case FP_UB_FULL_BUDGET: {  // param = the arch's kernel UB (248 KB on 950 per kernel_utils_constants.h)
+            pipe->InitBuffer(buf, t.param);
+            break;
+        }
+        case FP_DATACOPYPAD_ODD_GM_STRIDE: {  // GM rows 2 floats long, 2 bytes apart: byte strides need not be elements
+#if __NPU_ARCH__ == 2201 || __NPU_ARCH__ == 3510
+            pipe->InitBuffer(buf, 128);
+            LocalTensor<F> s = buf.Get<F>();
+            DataCopyPad(s, xGm, DataCopyExtParams(2, 2 * sizeof(F), 2, 0, 0), DataCopyPadExtParams<F>(true, 0, 6, 0.0f));
+            Sync<HardEvent::MTE2_MTE3>();
+            DataCopyPad(yGm, s, DataCopyExtParams(2, 2 * sizeof(F), 0, 2, 0));
+#endif
+            break;
+        }
         // ---- value checks --------------------------------------------------------------------------------------
         case ALLOC_ORDER: {  // y[i] = UB address of the i-th AllocTensor of a 3-buffer queue, freed right away
             pipe->InitBuffer(q, 3, 32);
-            for (uint32_t i = 0; i < 5; ++i) {
+            LocalTensor<F> s = Scratch(pipe, buf, 32, 0);  // staged in UB: 1001 cannot write GM by scalar
+            for (uint32_t i = 0; i < 8; ++i) {
                 LocalTensor<F> a = q.AllocTensor<F>();
-                yGm.SetValue(i, static_cast<F>(a.GetPhyAddr()));
+                s.SetValue(i, i < 5 ? static_cast<F>(a.GetPhyAddr()) : 0.0f);
                 q.FreeTensor(a);
             }
+            Sync<HardEvent::S_MTE3>();
+            DataCopy(yGm, s, 8);
             break;
         }
         case PAD_REGISTER_VALUES: {  // y[0..8): SetPadValue(1) then isPad=true (7): the register holds 7
@@ -780,6 +952,7 @@ void Run(uint32_t key, const StrictTiling& t, TPipe* pipe, GM_ADDR x, GM_ADDR y,
             pipe->InitBuffer(q, 2, 32);
             for (uint32_t i = 0; i < 4; ++i) {
                 LocalTensor<F> a = q.AllocTensor<F>();
+                PipeBarrier<PIPE_V>();  // run with auto-sync off: the buffer's last Duplicate wrote it too
                 Duplicate(a, 1.0f, 8);
                 q.FreeTensor(a);
             }

@@ -142,8 +142,27 @@ inline void CheckCoreEnd(CoreState& c) {
         std::snprintf(msg, sizeof msg, "core %d: TPipe: a TPipe outlived the kernel call", c.idx);
         throw KernelFaultError(msg);
     }
-    // The DCCI bisheng puts at the kernel's tail by default (no --cce-no-dcache-flush) writes dirty lines back.
-    FlushAllLines();
+    // The DCCI bisheng puts at the kernel's tail by default (no --cce-no-dcache-flush) writes dirty lines back: documented
+    // for 950 (asc-devkit docs/zh guide 设置DCI编译选项来减少算子尾开销.md) and kept for 2201, whose build passes the
+    // same option (tools/build/asc_op_compile_base ascendc_compile_utils.py). 2002 writes back at TPipe destruction
+    // (pipe.h); 1001 has no cache-flush instruction at all, so a line still dirty here reaches GM at no defined time.
+    if (kArch == 2201 || kArch == 3510) {
+        FlushAllLines();
+    } else if (c.dirtyLines > 0) {
+        for (auto& kv : c.dcache)
+            if (kv.second.dirty) {
+                char msg[400];
+                std::snprintf(msg, sizeof msg, "core %d: GlobalTensor::SetValue: the 64-byte line [%llu, %llu) of GM "
+                              "argument %d is still dirty in the data cache at kernel end: NpuArch %d %s", c.idx,
+                              (unsigned long long)KeyOff(kv.first), (unsigned long long)(KeyOff(kv.first) + kLine),
+                              KeyBuf(kv.first), kArch, kArch == 1001
+                                  ? "has no data-cache write-back (no DataCacheCleanAndInvalid, no kernel-end DCCI)"
+                                  : "writes dirty lines back only in TPipe::Destroy/~TPipe or DataCacheCleanAndInvalid");
+                // Raised after the cross-core checks, whose faults name the cause more precisely.
+                if (Rt().lostLineFault.empty()) Rt().lostLineFault = msg;
+                break;
+            }
+    }
 }
 
 inline void ResetCore(CoreState& c, int idx, int num) {
@@ -166,6 +185,8 @@ inline void ResetCore(CoreState& c, int idx, int num) {
     c.bufferIds = 0;
     c.dcache.clear();
     c.dirtyLines = 0;
+    c.mte3Lines.clear();
+    c.pendingWb.clear();
     c.padValueSet = false;
     c.epochs = 0;
     c.vmask = VectorMaskState{};
@@ -254,6 +275,7 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     rt.tilingKey = tilingKey;
     rt.cancel = false;
     rt.scalarLineWriter.clear();
+    rt.lostLineFault.clear();
     rt.logs.clear();
     for (int i = 0; i < nargs; ++i) {
         GmBuffer b;
@@ -291,6 +313,7 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
         try {
             CheckCrossCoreLines();
             CheckCrossCoreWrites();
+            if (!rt.lostLineFault.empty()) fault = rt.lostLineFault;
         } catch (const KernelFaultError& e) {
             fault = e.what();
         }

@@ -37,6 +37,13 @@ constexpr int kArch = __NPU_ARCH__;
 constexpr bool kHasDataCopyPad = (kArch == 2201 || kArch == 3510);
 constexpr bool kBf16Io = (kArch == 2201 || kArch == 3510);
 constexpr bool kBf16Arith = (kArch == 3510);
+// DataSyncBarrier exists on A2/A3 and 950 only (asc-devkit docs/zh DataSyncBarrier(ISASI).md 产品支持情况).
+constexpr bool kHasDataSyncBarrier = (kArch == 2201 || kArch == 3510);
+// Float overflow mode of the part (socs.py overflow_mode): 310P and Atlas 910 support saturation mode only.
+#ifndef TWIN_SATURATION
+#error "twin: TWIN_SATURATION (1: the part's float overflow mode is saturation) must be defined"
+#endif
+constexpr bool kSaturation = TWIN_SATURATION != 0;
 constexpr uint32_t kUbBytes = TWIN_UB_BYTES;
 constexpr uint32_t kUbKernelBytes = TWIN_UB_KERNEL_BYTES;
 constexpr uint32_t kEventsPerPosition = TWIN_EVENTS_PER_POSITION;

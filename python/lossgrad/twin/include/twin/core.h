@@ -166,6 +166,12 @@ struct CacheLine {
     const char* staleBy = nullptr;  // an MTE3 write changed the GM bytes after the line was cached
 };
 
+// A DataCacheCleanAndInvalid write-back issued by the scalar unit and not yet known complete.
+struct PendingWriteBack {
+    uint64_t sSeq = 0;     // the DCCI's place on PIPE_S: a DMA pipe must know PIPE_S's work up to here
+    bool dsb = false;      // a DataSyncBarrier followed it (NpuArch 2201/3510)
+};
+
 struct Flag {
     bool set = false;
     Knowledge know;             // the source pipe's knowledge when the flag was set
@@ -199,6 +205,8 @@ struct CoreState {
     uint32_t bufferIds = 0;            // NpuArch 3510: TQue buffer IDs allocated by InitBuffer
     std::map<uint64_t, CacheLine> dcache;  // key: GM buffer << 40 | line index
     uint32_t dirtyLines = 0;
+    std::unordered_map<uint64_t, uint64_t> mte3Lines;  // GM line -> MTE3 seq of this core's last DMA write into it
+    std::map<uint64_t, PendingWriteBack> pendingWb;   // GM line -> DCCI write-back not yet known complete
     bool padValueSet = false;          // the MOV_PAD_VAL register: SetPadValue and DataCopyPad(isPad=true) write it
     uint64_t padValueBits = 0;
     uint32_t padValueSize = 0;
@@ -222,6 +230,7 @@ struct Runtime {
     bool timing = false;       // twin_set_timing: record the event log of the time model
     std::vector<std::vector<TimeRecord>> logs;  // per core, moved from CoreState::tlog when the core ends
     std::unordered_map<uint64_t, int32_t> scalarLineWriter;  // GM line (buffer << 40 | line) -> core that SetValue'd it
+    std::string lostLineFault;  // a core ended with a dirty line its arch never writes back (launcher.h CheckCoreEnd)
     std::vector<std::string> apiNames{"?"};
     uint16_t ApiId(const char* name) {
         for (size_t i = 0; i < apiNames.size(); ++i)
@@ -390,6 +399,8 @@ inline void LogSyncAll(const char* api) {
 // ----------------------------------------------------------------------------------------------------------------
 constexpr uint64_t kLine = 64;
 
+inline bool AutoSync(int from, int to);
+
 inline uint64_t LineKey(int buf, uint64_t off) { return static_cast<uint64_t>(buf) << 40 | off / kLine; }
 inline int KeyBuf(uint64_t key) { return static_cast<int>(key >> 40); }
 inline uint64_t KeyOff(uint64_t key) { return (key & ((1ull << 40) - 1)) * kLine; }
@@ -429,10 +440,30 @@ inline void FlushAllLines() {
     c.dcache.clear();
 }
 
+// A scalar access of a GM line this core's MTE3 wrote, with no MTE3->S synchronisation since: the data cache can
+// load the line before the DMA's bytes land (a stale read), and a SetValue's later write-back puts those old bytes
+// back over the DMA's. Auto-sync covers GlobalTensor::GetValue but not SetValue (asc-devkit docs/zh/api/SIMD-API/
+// 基础API/同步控制/核内同步/关键特性说明.md: the PIPE_S APIs bisheng synchronises).
+inline void ScalarAfterMte3(const char* api, int buf, uint64_t at, bool write) {
+    CoreState& c = Core();
+    if (c.mte3Lines.empty()) return;
+    auto it = c.mte3Lines.find(LineKey(buf, at));
+    if (it == c.mte3Lines.end() || it->second <= c.sync[P_MTE3][P_S]) return;
+    if (!write && AutoSync(P_MTE3, P_S)) return;
+    const uint64_t lo = at - at % kLine;
+    Fault(api, "%s the 64-byte line [%llu, %llu) of GM argument %d that this core's MTE3 wrote, with no MTE3->S "
+               "synchronisation: the data cache can load the line before the DMA's bytes land%s (SetFlag/WaitFlag"
+               "<HardEvent::MTE3_S> first%s)", write ? "SetValue into" : "GetValue from", (unsigned long long)lo,
+          (unsigned long long)(lo + kLine), buf,
+          write ? " and write the old bytes back over them" : "",
+          write ? "; auto-sync does not cover GlobalTensor::SetValue (asc-devkit 关键特性说明.md)" : "");
+}
+
 // Bytes [off, off + n) of GM buffer `buf` through the cache.
 inline void ScalarGmRead(const char* api, int buf, uint64_t off, void* out, uint64_t n) {
     for (uint64_t done = 0; done < n;) {
         const uint64_t at = off + done, in = at % kLine, take = std::min(n - done, kLine - in);
+        ScalarAfterMte3(api, buf, at, false);
         const CacheLine& l = LoadLine(buf, at);
         if (l.staleBy != nullptr)
             Fault(api, "stale read of GM argument %d bytes [%llu, %llu): its 64-byte line [%llu, %llu) was in this "
@@ -456,6 +487,7 @@ inline void ScalarGmWrite(const char* api, int buf, uint64_t off, const void* in
                        "core's data cache writes the whole line back, so one core's bytes are lost at random "
                        "(cores must write addresses at least a cache line apart)", w->second, c.idx,
                   (unsigned long long)lo, (unsigned long long)(lo + kLine), buf);
+        ScalarAfterMte3(api, buf, at, true);
         CacheLine& l = LoadLine(buf, at);
         if (l.staleBy != nullptr)
             Fault(api, "SetValue into the 64-byte line [%llu, %llu) of GM argument %d, which was in this core's data "
@@ -474,7 +506,32 @@ inline void ScalarGmWrite(const char* api, int buf, uint64_t off, const void* in
 // A DMA access of GM bytes [off, off + n) of `buf` by this core: MTE3 (write) or MTE2 (read).
 inline void DmaTouchesLines(const char* api, int buf, uint64_t off, uint64_t n, bool write) {
     CoreState& c = Core();
-    if (c.dcache.empty() || n == 0 || (!write && c.dirtyLines == 0)) return;
+    if (n == 0) return;
+    const int pipe = write ? P_MTE3 : P_MTE2;
+    if (write)  // for the MTE3 -> scalar rule (ScalarAfterMte3)
+        for (uint64_t k = LineKey(buf, off), last = LineKey(buf, off + n - 1); k <= last; ++k) c.mte3Lines[k] = c.seq[P_MTE3];
+    if (!c.pendingWb.empty()) {
+        auto p = c.pendingWb.lower_bound(LineKey(buf, off));
+        const uint64_t last = LineKey(buf, off + n - 1);
+        while (p != c.pendingWb.end() && p->first <= last) {
+            const uint64_t lo = KeyOff(p->first);
+            if (kHasDataSyncBarrier && !p->second.dsb)
+                Fault(api, "%s bytes [%llu, %llu) of GM argument %d while the DataCacheCleanAndInvalid write-back of "
+                           "its 64-byte line [%llu, %llu) may still be in flight: call DataSyncBarrier<MemDsbT::DDR> "
+                           "(or ALL) after the DCCI (asc-devkit docs/zh DataSyncBarrier(ISASI).md)",
+                      write ? "MTE3 writes" : "MTE2 reads", (unsigned long long)off, (unsigned long long)(off + n), buf,
+                      (unsigned long long)lo, (unsigned long long)(lo + kLine));
+            if (c.sync[P_S][pipe] < p->second.sSeq)
+                Fault(api, "%s bytes [%llu, %llu) of GM argument %d with no S->%s synchronisation after the "
+                           "DataCacheCleanAndInvalid of its 64-byte line [%llu, %llu): the DMA can run before the "
+                           "scalar unit's write-back (auto-sync does not cover DCCI; SetFlag/WaitFlag<HardEvent::S_%s> "
+                           "or PipeBarrier<PIPE_ALL>)",
+                      write ? "MTE3 writes" : "MTE2 reads", (unsigned long long)off, (unsigned long long)(off + n), buf,
+                      PipeName(pipe), (unsigned long long)lo, (unsigned long long)(lo + kLine), PipeName(pipe));
+            p = c.pendingWb.erase(p);
+        }
+    }
+    if (c.dcache.empty() || (!write && c.dirtyLines == 0)) return;
     auto it = c.dcache.lower_bound(LineKey(buf, off));
     const uint64_t last = LineKey(buf, off + n - 1);
     for (; it != c.dcache.end() && it->first <= last; ++it) {
@@ -559,6 +616,12 @@ inline bool AutoSync(int from, int to) {
     return true;
 }
 
+// Whether one vector instruction may depend on the previous one without PipeBarrier<PIPE_V>: NpuArch 3510 orders
+// PIPE_V in hardware; on 2201 bisheng's auto-sync inserts the barrier (关键特性说明.md, "单流水同步"); on 2002/1001
+// PipeBarrier(ISASI).md's example states the same for auto-sync without an architecture restriction, which the twin
+// follows. With auto-sync off the kernel must place the barrier itself.
+inline bool VectorOrdered() { return kArch == 3510 || Rt().autoSync; }
+
 // Record an access of `pipe` to UB [addr, addr+len) and fault on a missing cross-pipe synchronisation.
 inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool write) {
     if (len == 0) return;
@@ -573,6 +636,19 @@ inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool 
                        "no %s->%s synchronisation (EnQue/DeQue, or SetFlag/WaitFlag<HardEvent::%s_%s>)",
                   write ? "write" : "read", b * 32, PipeName(pipe), Rt().apiNames[s.wapi].c_str(),
                   PipeName(s.wpipe), PipeName(s.wpipe), PipeName(pipe), PipeName(s.wpipe), PipeName(pipe));
+        }
+        // Two dependent vector instructions (RAW, WAW, WAR) need PipeBarrier<PIPE_V> between them where the vector
+        // pipe does not order them itself (VectorOrdered).
+        if (pipe == P_V && !VectorOrdered()) {
+            const bool raw = s.wpipe == P_V && s.wseq < now && s.wseq > c.sync[P_V][P_V];
+            const bool war = write && s.rseq[P_V] < now && s.rseq[P_V] > c.sync[P_V][P_V];
+            if (raw || war)
+                Fault(api, "%s of UB block 0x%x by pipe V depends on the earlier %s by %s on pipe V with no "
+                           "PipeBarrier<PIPE_V> between them: NpuArch %d does not order vector instructions "
+                           "(bisheng --cce-auto-sync=on inserts the barrier; NpuArch 3510 orders them in hardware: "
+                           "asc-devkit docs/zh/api/SIMD-API/基础API/同步控制/核内同步/关键特性说明.md, "
+                           "PipeBarrier(ISASI).md)", write ? "write" : "read", b * 32, raw ? "write" : "read",
+                      Rt().apiNames[raw ? s.wapi : s.rapi[P_V]].c_str(), kArch);
         }
         // Two MTE2 copies into the same UB block complete in no guaranteed order: the second needs a
         // PipeBarrier<PIPE_MTE2> (or anything else that shows MTE2 the first one done).

@@ -133,7 +133,8 @@ inline void GmToUb(const char* api, const AscendC::LocalTensor<T>& dst, const As
 
 template <typename T>
 inline void UbToGm(const char* api, const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
-                   uint32_t blocks, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstGapBytes, bool pad) {
+                   uint32_t blocks, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstGapBytes, bool pad,
+                   bool byteStrides = false) {
     if (blocks == 0 || blockBytes == 0) return;
     uint64_t ubBytes = (blocks - 1) * srcPitch + blockBytes;
     RequireOperand(api, "src", src.TwinRef(), ubBytes);
@@ -144,8 +145,14 @@ inline void UbToGm(const char* api, const AscendC::GlobalTensor<T>& dst, const A
         uint32_t ua = src.TwinRef().addr + static_cast<uint32_t>(b * srcPitch);
         UbRead(api, "src", P_MTE3, ua, static_cast<uint32_t>(blockBytes));
         uint64_t dstOff = b * (blockBytes + dstGapBytes);
-        if (dstOff % sizeof(T) != 0) Fault(api, "GM block offset %llu is not a whole element", (unsigned long long)dstOff);
-        T* p = const_cast<T*>(dst.Check(api, dstOff / sizeof(T), blockBytes / sizeof(T), true));
+        uint8_t* p;
+        if (byteStrides) {  // DataCopyPad: dstStride in bytes, not necessarily whole elements
+            p = const_cast<uint8_t*>(dst.CheckBytes(api, dstOff, blockBytes, true));
+        } else {
+            if (dstOff % sizeof(T) != 0)
+                Fault(api, "GM block offset %llu is not a whole element", (unsigned long long)dstOff);
+            p = reinterpret_cast<uint8_t*>(const_cast<T*>(dst.Check(api, dstOff / sizeof(T), blockBytes / sizeof(T), true)));
+        }
         std::memcpy(p, Core().ub.data() + ua, blockBytes);
         total += blockBytes;
     }
@@ -262,9 +269,9 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     if (fill) std::memcpy(static_cast<void*>(&value), &c.padValueBits, sizeof(T));
     uint64_t total = 0;
     for (uint32_t b = 0; b < p.blockCount; ++b) {
+        // srcStride is in bytes and need not be a whole element (asc-devkit DataCopyPad.md: DataCopyExtParams).
         uint64_t srcOff = b * (static_cast<uint64_t>(p.blockLen) + p.srcStride);
-        if (srcOff % sizeof(T) != 0) twin::Fault(api, "GM block offset is not a whole element");
-        const T* g = src.Check(api, srcOff / sizeof(T), p.blockLen / sizeof(T), false);
+        const uint8_t* g = src.CheckBytes(api, srcOff, p.blockLen, false);
         uint32_t row = dst.TwinRef().addr + static_cast<uint32_t>(b * pitch);
         // The whole row is written by MTE2; bytes without defined content are then marked uninitialised again.
         twin::UbWrite(api, twin::P_MTE2, row, static_cast<uint32_t>(rowBlocks * 32));
@@ -298,7 +305,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     if (p.srcStride < 0 || p.dstStride < 0) twin::Fault(api, "negative strides are not modelled");
     const uint64_t rowBlocks = (static_cast<uint64_t>(p.blockLen) + 31) / 32;
     twin::UbToGm(api, dst, src, p.blockCount, p.blockLen, (rowBlocks + static_cast<uint64_t>(p.srcStride)) * 32,
-                 static_cast<uint64_t>(p.dstStride), true);
+                 static_cast<uint64_t>(p.dstStride), true, /*byteStrides=*/true);
 }
 
 // ---- DataCopyPad, older DataCopyParams / DataCopyPadParams forms (kernel_operator_data_copy_intf.h) ------------

@@ -155,12 +155,16 @@ inline void DropQueueEvents(Slot& s) {
     s.freeEvt = -1;
 }
 
-// Producer/consumer pipes implied by a queue's positions (EnQue/DeQue carry this synchronisation): VECIN is
-// filled by MTE2, VECOUT drained by MTE3, everything else is vector work.
+// Producer/consumer pipes of a TQueBind<src, dst>, from the hardware of its two ends, not their names (asc-devkit
+// include/basic_api/kernel_tpipe.h enQueEvt = GetQueEvt(GetPhyType(src), GetPhyType(dst)), impl/basic_api/
+// kernel_event.h GetQueEvt): GM -> UB is MTE2_V, UB -> GM is V_MTE3, and UB -> UB (TQueBind<VECIN, VECCALC>,
+// <VECCALC, VECOUT>, <VECIN, VECOUT>, TQue<VECCALC>) is MTE2_MTE3, so such a queue does not synchronise the vector
+// unit with anything. The free event is the reverse pair, whose ID pool the queue's FreeTensor draws from.
 inline void QueuePipes(uint8_t src, uint8_t dst, int& producer, int& consumer) {
-    using P = AscendC::TPosition;
-    producer = src == static_cast<uint8_t>(P::VECIN) ? P_MTE2 : P_V;
-    consumer = dst == static_cast<uint8_t>(P::VECOUT) ? P_MTE3 : P_V;
+    const bool srcGm = src == static_cast<uint8_t>(AscendC::TPosition::GM);
+    const bool dstGm = dst == static_cast<uint8_t>(AscendC::TPosition::GM);
+    producer = srcGm ? P_MTE2 : dstGm ? P_V : P_MTE2;
+    consumer = srcGm ? P_V : dstGm ? P_MTE3 : P_MTE3;
 }
 
 }  // namespace twin
@@ -174,6 +178,8 @@ template <pipe_t pipe> inline void PipeBarrier() {
     static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not allowed");
     if (pipe == PIPE_ALL) twin::BarrierAll();
     if (pipe == PIPE_MTE2) twin::BarrierPipe(twin::P_MTE2);
+    if (pipe == PIPE_MTE3) twin::BarrierPipe(twin::P_MTE3);
+    if (pipe == PIPE_V) twin::BarrierPipe(twin::P_V);
     if (twin::Rt().timing) {
         const uint16_t id = twin::Rt().ApiId("PipeBarrier");
         if (pipe == PIPE_ALL) twin::LogRecord(twin::TK_BARRIER_ALL, twin::P_S, id);
@@ -183,6 +189,32 @@ template <pipe_t pipe> inline void PipeBarrier() {
     }
     twin::CountApi("PipeBarrier", 0, 0);
 }
+
+// DataSyncBarrier (asc-devkit impl/basic_api/kernel_event.h MemDsbT; docs/zh DataSyncBarrier(ISASI).md): the
+// scalar unit waits until its earlier memory accesses are complete. A2/A3 and 950 only.
+enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
+template <MemDsbT arg0> inline void DataSyncBarrier() {
+    static_assert(twin::kHasDataSyncBarrier && arg0 <= MemDsbT::SEQ,
+                  "DataSyncBarrier is not supported on NpuArch 2002/1001 (DataSyncBarrier(ISASI).md)");
+    if (arg0 == MemDsbT::ALL || arg0 == MemDsbT::DDR)
+        for (auto& kv : twin::Core().pendingWb) kv.second.dsb = true;
+    twin::CountApi("DataSyncBarrier", 0, 0);
+}
+
+// TQueConfig (asc-devkit impl/basic_api/utils/kernel_utils_ceil_oom_que.h), passed as TQue's mask template argument
+// (`TQue<pos, depth, &conf>`). The twin models none of its options beyond accepting the declaration: nd2nz/nz2nd
+// and scmBlockGroup concern cube positions, bufferLen/bufferNumber/consumer const-buffer planning.
+struct TQueConfig {
+    bool nd2nz = false;
+    bool nz2nd = false;
+    bool scmBlockGroup = false;
+    uint32_t bufferLen = 0;
+    uint32_t bufferNumber = 0;
+    uint32_t consumerSize = 0;
+    TPosition consumer[8] = {};
+    bool enableStaticEvtId = false;
+    bool enableLoopQueue = false;
+};
 
 class TPipe;
 inline TPipe*& TwinCurrentPipe() {
@@ -205,7 +237,11 @@ public:
     template <typename T> LocalTensor<T> AllocTensor() {
         return Alloc<T>("TQue::AllocTensor");
     }
-    template <typename T> void AllocTensor(LocalTensor<T>& tensor) { tensor = Alloc<T>("TQue::AllocTensor"); }
+    template <typename T> void AllocTensor(LocalTensor<T>& tensor) {
+        static_assert(depth == 0 && sizeof(T) > 0, "can not AllocTensor in place while tque's depth is non zero "
+                                                   "(asc-devkit impl/basic_api/kernel_tquebind_impl.h)");
+        tensor = Alloc<T>("TQue::AllocTensor");
+    }
 
     template <typename T> bool EnQue(const LocalTensor<T>& tensor) {
         const char* api = "TQue::EnQue";
@@ -247,7 +283,11 @@ public:
         s.state = twin::SlotState::DEQUEUED;
         return LocalTensor<T>::TwinMake({s.addr, s.len, e.slot, s.epoch, s.pos});
     }
-    template <typename T> void DeQue(LocalTensor<T>& tensor) { tensor = DeQue<T>(); }
+    template <typename T> void DeQue(LocalTensor<T>& tensor) {
+        static_assert(depth == 0 && sizeof(T) > 0, "can not DeQue tensor in place while tque's depth is non zero "
+                                                   "(asc-devkit impl/basic_api/kernel_tquebind_impl.h)");
+        tensor = DeQue<T>();
+    }
 
     template <typename T> void FreeTensor(LocalTensor<T>& tensor) {
         const char* api = "TQue::FreeTensor";
@@ -376,7 +416,14 @@ private:
     size_t cursor_ = 0;
 };
 
-template <TPosition pos, int32_t depth, auto mask = 0> class TQue : public TQueBind<pos, pos, depth, mask> {
+// TQue<pos> is TQueBind<GetBufferLogicPos(pos, true), GetBufferLogicPos(pos, false)> (asc-devkit include/basic_api/
+// kernel_tpipe.h, impl/basic_api/kernel_event.h): VECIN is GM -> VECIN, VECOUT is VECOUT -> GM; VECCALC has no logic
+// positions (MAX, whose hardware is UB), i.e. a UB -> UB queue, kept as VECCALC -> VECCALC here.
+constexpr TPosition TQueSrc(TPosition pos) { return pos == TPosition::VECIN ? TPosition::GM : pos; }
+constexpr TPosition TQueDst(TPosition pos) { return pos == TPosition::VECOUT ? TPosition::GM : pos; }
+
+template <TPosition pos, int32_t depth, auto mask = 0>
+class TQue : public TQueBind<TQueSrc(pos), TQueDst(pos), depth, mask> {
 public:
     TQue() = default;
 };
@@ -443,6 +490,11 @@ public:
             CheckQuiescent("TPipe::~TPipe", true);
             Release();
         }
+    }
+    // NpuArch 2002's TPipe::Destroy (also run by ~TPipe) ends with a DCCI of the entire data cache
+    // (asc-devkit impl/basic_api/kernel_tpipe_impl.h); no other arch's TPipe writes dirty lines back.
+    static void FlushOnDestroy() {
+        if (twin::kArch == 2002) twin::FlushAllLines();
     }
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
@@ -519,7 +571,9 @@ private:
     static constexpr uint32_t kBufferIds = 28;  // asc-devkit impl/basic_api/kernel_event.h MAX_MUTEXID = 27
     template <class T> static uint8_t QueuePos() { return QueuePosImpl(static_cast<T*>(nullptr)); }
     template <TPosition s, TPosition d, int32_t dep, auto m>
-    static uint8_t QueuePosImpl(TQueBind<s, d, dep, m>*) { return static_cast<uint8_t>(s); }
+    static uint8_t QueuePosImpl(TQueBind<s, d, dep, m>*) {
+        return static_cast<uint8_t>(s == TPosition::GM ? d : s);
+    }
 
     int32_t NewSlot(const char* api, uint32_t len, uint8_t pos, twin::SlotState state) {
         twin::CoreState& c = twin::Core();
@@ -549,9 +603,13 @@ private:
                 s.state == twin::SlotState::ENQUEUED) {
                 const char* what = s.state == twin::SlotState::ENQUEUED ? "still enqueued" : "never freed";
                 if (deferred) {
+                    // At kernel end an allocated (or dequeued) tensor is harmless: the device's TPipe destruction
+                    // checks nothing (kernel_tpipe_impl.h ~TPipe/Destroy); an enqueued one leaves its EnQue flag set.
+                    if (s.state != twin::SlotState::ENQUEUED) continue;
                     if (std::uncaught_exceptions() == 0)
-                        twin::DeferFault(api, "tensor leaked at kernel end: a %s buffer at UB 0x%x is %s",
-                                         twin::PositionName(s.pos), s.addr, what);
+                        twin::DeferFault(api, "tensor still enqueued at kernel end: a %s buffer at UB 0x%x was "
+                                              "enqueued and never dequeued (its EnQue flag stays set)",
+                                         twin::PositionName(s.pos), s.addr);
                 } else {
                     twin::Fault(api, "a %s buffer at UB 0x%x is %s", twin::PositionName(s.pos), s.addr, what);
                 }
@@ -561,6 +619,7 @@ private:
     }
 
     void Release() {
+        FlushOnDestroy();
         twin::CoreState& c = twin::Core();
         for (twin::Slot& s : c.slots) twin::DropQueueEvents(s);
         c.bufferIds = 0;

@@ -264,6 +264,20 @@ public:
         return p;
     }
 
+    // The byte form, for DataCopyPad's byte strides (a GM block may start off an element boundary).
+    const uint8_t* CheckBytes(const char* api, uint64_t offset, uint64_t bytes, bool write) const {
+        if (!set_) twin::Fault(api, "GlobalTensor used before SetGlobalBuffer");
+        if (bounded_ && offset + bytes > size_ * sizeof(T))
+            twin::Fault(api, "GM bytes [%llu, %llu) are outside the GlobalTensor's %llu bytes",
+                        (unsigned long long)offset, (unsigned long long)(offset + bytes),
+                        (unsigned long long)(size_ * sizeof(T)));
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(addr_) + offset;
+        int buf = twin::FindGm(api, p, bytes);
+        twin::RecordGm(buf, p, bytes, write);
+        twin::DmaTouchesLines(api, buf, static_cast<uint64_t>(p - twin::Rt().gm[buf].base), bytes, write);
+        return p;
+    }
+
 private:
     __gm__ T* addr_ = nullptr;
     uint64_t size_ = 0;
@@ -287,13 +301,24 @@ inline void Dcci(const AscendC::GlobalTensor<T>& dst) {
     const char* api = "DataCacheCleanAndInvalid";
     CountApi(api, 0, 0);
     if (!toGm) return;
+    // The write-back is issued by the scalar unit and is not complete when the call returns: a DMA touching the
+    // line must wait for it (DataSyncBarrier where it exists, and S -> MTE pipe synchronisation; core.h
+    // DmaTouchesLines). The twin writes GM now and checks that order.
+    CoreState& c = Core();
+    auto pend = [&c](uint64_t key) { c.pendingWb[key] = PendingWriteBack{c.seq[P_S], false}; };
     if (entireType == AscendC::CacheLine::ENTIRE_DATA_CACHE) {
+        for (const auto& kv : c.dcache)
+            if (kv.second.dirty) pend(kv.first);
         FlushAllLines();
-        return;
+    } else {
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(dst.GetPhyAddr());
+        const int buf = FindGm(api, p, 0);
+        const uint64_t off = static_cast<uint64_t>(p - Rt().gm[buf].base);
+        auto it = c.dcache.find(LineKey(buf, off));
+        if (it != c.dcache.end() && it->second.dirty) pend(it->first);
+        FlushLine(buf, off);
     }
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(dst.GetPhyAddr());
-    const int buf = FindGm(api, p, 0);
-    FlushLine(buf, static_cast<uint64_t>(p - Rt().gm[buf].base));
+    NextOp(P_S);
 }
 }  // namespace twin
 

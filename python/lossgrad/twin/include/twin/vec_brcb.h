@@ -32,6 +32,41 @@ template <typename T> constexpr bool kBrcbOk =
     : kArch == 2201 ? kOneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>
     : kArch == 2002 ? kOneOf<T, int16_t, uint16_t, half, int32_t, uint32_t, float>
                     : false;
+
+// NpuArch 2002, 16-bit types, dstBlkStride 1: each repeat runs a 16x16 vtranspose that writes 512 bytes from the
+// repeat's output, so the 256 bytes behind the output are first saved to scratch and then written back (asc-devkit
+// impl/basic_api/dav_m200/kernel_operator_vec_brcb_impl.h BrcbImplB16Impl). The vector unit thus reads and rewrites
+// those bytes: a neighbouring buffer another pipe is writing (or reading) there races with it, and gets its old bytes
+// back. Their contents and initialisation are unchanged.
+inline void BrcbB16Behind(uint32_t dstAddr, uint8_t repeatTime, const AscendC::BrcbRepeatParams& p) {
+    CoreState& c = Core();
+    for (uint32_t r = 0; r < repeatTime; ++r) {
+        const uint64_t lo = dstAddr + static_cast<uint64_t>(r) * p.dstRepStride * kBlock + 256;
+        if (lo >= kUbBytes) break;
+        const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(256, kUbBytes - lo));
+        for (uint32_t b = static_cast<uint32_t>(lo / kBlock), e = (static_cast<uint32_t>(lo) + len) / kBlock; b < e; ++b) {
+            const BlockState& st = c.blocks[b];
+            int other = -1;
+            bool wrote = false;
+            if (st.wpipe >= 0 && st.wpipe != P_V && st.wseq > c.sync[st.wpipe][P_V] && !AutoSync(st.wpipe, P_V)) {
+                other = st.wpipe;
+                wrote = true;
+            }
+            for (int q = 0; q < P_COUNT && other < 0; ++q)
+                if (q != P_V && st.rseq[q] > c.sync[q][P_V] && !AutoSync(q, P_V)) other = q;
+            if (other >= 0)
+                Fault("Brcb", "16-bit Brcb on NpuArch 2002 saves and restores the 256 bytes behind each repeat's output "
+                              "(asc-devkit impl/basic_api/dav_m200/kernel_operator_vec_brcb_impl.h): UB block 0x%x, "
+                              "which %s on pipe %s %s with no %s->V synchronisation, would get its old bytes back",
+                      b * kBlock, Rt().apiNames[wrote ? st.wapi : st.rapi[other]].c_str(), PipeName(other),
+                      wrote ? "wrote" : "reads", PipeName(other));
+        }
+        std::vector<uint8_t> init(c.init.begin() + lo, c.init.begin() + lo + len);
+        Access("Brcb", P_V, static_cast<uint32_t>(lo), len, false);
+        Access("Brcb", P_V, static_cast<uint32_t>(lo), len, true);
+        std::copy(init.begin(), init.end(), c.init.begin() + lo);
+    }
+}
 }  // namespace twin
 
 namespace AscendC {
@@ -62,6 +97,8 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uin
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
         twin::Fault(api, "dst blocks overlap (dstBlkStride %u, dstRepStride %u): one call writes a block twice",
                     repeatParams.dstBlkStride, repeatParams.dstRepStride);
+    if (twin::kArch == 2002 && sizeof(T) == 2 && repeatParams.dstBlkStride == 1) twin::BrcbB16Behind(d.addr,
+                                                                                     repeatTime, repeatParams);
     twin::UbRead(api, "src", twin::P_V, s.addr, static_cast<uint32_t>(srcBytes));
     std::vector<T> in(static_cast<size_t>(repeatTime) * 8);
     std::memcpy(static_cast<void*>(in.data()), twin::UbPtr<T>(s.addr), srcBytes);

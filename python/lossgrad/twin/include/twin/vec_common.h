@@ -48,6 +48,24 @@ namespace twin {
 
 template <typename... Ts> constexpr bool kAlwaysFalse = false;
 
+// Saturation mode (310P and Atlas 910 support no other: CANN runtime aclrtFloatOverflowMode / set_device_sat_mode):
+// a float result an arithmetic or conversion instruction computes as +-Inf becomes +-MAX of the dtype, a NaN becomes
+// 0 (the rule asc-devkit docs/zh SetCtrlSpr(ISASI).md states for CTRL[48]). Data that is only moved (DataCopy,
+// Duplicate, Select, Brcb, ...) keeps its Inf/NaN.
+template <typename T> inline T Saturate(T v) {
+    if constexpr (kSaturation && (std::is_same<T, float>::value || std::is_same<T, half>::value ||
+                                  std::is_same<T, bfloat16_t>::value)) {
+        const double d = ToDouble(v);
+        if (std::isnan(d)) return FromDouble<T>(0.0);
+        if (std::isinf(d)) {
+            const double mx = std::is_same<T, float>::value ? kFloat.maxFinite
+                              : std::is_same<T, half>::value ? kHalf.maxFinite : kBf16.maxFinite;
+            return FromDouble<T>(d > 0 ? mx : -mx);
+        }
+    }
+    return v;
+}
+
 inline uint64_t RepeatsFor(uint64_t count, uint32_t elemBytes) {
     return (count * elemBytes + kRepeat - 1) / kRepeat;
 }
@@ -120,7 +138,7 @@ inline void Unary2(const char* api, const AscendC::LocalTensor<TD>& dst, const A
     RequireOperand(api, "dst", dst.TwinRef(), n * sizeof(TD));
     std::vector<TS> a = ReadOperand(api, "src", src, n, dst.TwinRef().addr, n * sizeof(TD));
     TD* out = WriteOperand(api, dst, n);
-    for (uint64_t i = 0; i < n; ++i) out[i] = f(a[i]);
+    for (uint64_t i = 0; i < n; ++i) out[i] = Saturate(f(a[i]));
     NextOp(P_V);
     CountApi(api, RepeatsFor(n, static_cast<uint32_t>(sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS))), n,
              WiderCode<TD, TS>());
@@ -138,7 +156,7 @@ inline void Binary2(const char* api, const AscendC::LocalTensor<TD>& dst, const 
     std::vector<TS> a = ReadOperand(api, "src0", src0, n, dst.TwinRef().addr, n * sizeof(TD));
     std::vector<TS> b = ReadOperand(api, "src1", src1, n, dst.TwinRef().addr, n * sizeof(TD));
     TD* out = WriteOperand(api, dst, n);
-    for (uint64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    for (uint64_t i = 0; i < n; ++i) out[i] = Saturate(f(a[i], b[i]));
     NextOp(P_V);
     CountApi(api, RepeatsFor(n, static_cast<uint32_t>(sizeof(TD) > sizeof(TS) ? sizeof(TD) : sizeof(TS))), n,
              WiderCode<TD, TS>());

@@ -277,7 +277,7 @@ inline void Binary0(const char* api, const AscendC::LocalTensor<T>& dst, const A
                            std::array<L0Operand, 2>{L0Op("src0", src0, p.src0BlkStride, p.src0RepStride),
                                                     L0Op("src1", src1, p.src1BlkStride, p.src1RepStride)},
                            accumulate && kAccumulateType<T>,
-                           [&f](const T* v, uint64_t, uint32_t) { return f(v[0], v[1]); });
+                           [&f](const T* v, uint64_t, uint32_t) { return Saturate(f(v[0], v[1])); });
 }
 
 template <typename TD, typename TS, bool isSetMask, typename F>
@@ -288,7 +288,7 @@ inline void Unary0(const char* api, const AscendC::LocalTensor<TD>& dst, const A
     L0Geometry g = ResolveL0(api, isSetMask, bits, count, repeatTime, wide);
     L0Elementwise<TD, TS, 1>(api, g, L0Op("dst", dst, p.dstBlkStride, p.dstRepStride),
                              std::array<L0Operand, 1>{L0Op("src", src, p.srcBlkStride, p.srcRepStride)}, false,
-                             [&f](const TS* v, uint64_t, uint32_t) { return f(v[0]); });
+                             [&f](const TS* v, uint64_t, uint32_t) { return Saturate(f(v[0])); });
 }
 
 }  // namespace twin

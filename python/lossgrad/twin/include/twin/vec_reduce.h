@@ -18,7 +18,8 @@ namespace twin {
 
 template <typename T> constexpr bool kReduceSumOk = kArch == 1001 ? kOneOf<T, half> : kOneOf<T, half, float>;
 
-template <typename T> inline T AddRounded(T a, T b) { return Store<T>(Load(a) + Load(b)); }
+// Each addition saturates on 310P/910 (vec_common.h Saturate).
+template <typename T> inline T AddRounded(T a, T b) { return Saturate(Store<T>(Load(a) + Load(b))); }
 
 template <typename T> inline T TreeSum(std::vector<T> v) {
     while (v.size() > 1) {
