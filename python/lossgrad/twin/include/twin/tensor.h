@@ -66,8 +66,27 @@ struct TensorRef {
     uint8_t pos = 0;
 };
 
+// Slot of a LocalTensor built from a raw UB address (LocalTensor(TPosition, addr, tileSize)): no TPipe buffer.
+constexpr int32_t kRawSlot = -2;
+
+// A raw-address tensor may not alias a buffer the live TPipe has allocated: the devkit guide (静态Tensor编程, 使用约束和
+// 限制) calls mixing static tensors with the TPipe/TQue/TBuf framework undefined behaviour, and TPipe-owned memory is
+// poisoned, queued and synchronised by rules the raw tensor bypasses. Checked at construction and at every use (an
+// InitBuffer after the construction may have handed the range to the TPipe).
+inline void RequireNoPipeOverlap(const char* api, const char* operand, uint32_t addr, uint32_t len) {
+    for (const Slot& s : Core().slots)
+        if (addr < s.addr + s.len && s.addr < addr + len)
+            Fault(api, "%s is a raw-address LocalTensor at UB [0x%x, 0x%x) that overlaps the TPipe buffer at UB "
+                       "[0x%x, 0x%x): mixing static tensors with TPipe-managed memory is undefined (asc-devkit guide "
+                       "静态Tensor编程, 使用约束和限制)", operand, addr, addr + len, s.addr, s.addr + s.len);
+}
+
 inline void RequireLive(const char* api, const char* operand, const TensorRef& r) {
     CoreState& c = Core();
+    if (r.slot == kRawSlot) {
+        RequireNoPipeOverlap(api, operand, r.addr, r.len);
+        return;
+    }
     if (r.slot < 0 || r.slot >= static_cast<int32_t>(c.slots.size()))
         Fault(api, "%s is not a tensor obtained from a TQue or TBuf of the current TPipe", operand);
     const Slot& s = c.slots[r.slot];
@@ -116,6 +135,37 @@ public:
     using PrimType = T;
 
     LocalTensor() = default;
+
+    // Static tensor programming (LocalTensor构造函数.md; impl/basic_api/kernel_tensor_impl.h CreateTensor): a tensor
+    // of tileSize elements at UB byte address addr, no TPipe involved. Rules of the devkit's CPU-debug CreateTensor:
+    // pos neither GM nor MAX, addr 32-byte aligned, 0 < tileSize, tileSize * sizeof(T) a multiple of 32 bytes and
+    // addr + that within the position's physical memory (bufferInitLen: UB 192 KB on 2201, 256 KB on 3510/2002,
+    // the twin's kUbBytes), reserved regions included. Not on 1001 (the doc's "是否支持C++ Tensor编程": Atlas
+    // training series 不支持). Only the UB positions are modelled.
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
+        static_assert(twin::kArch != 1001 && sizeof(T) > 0,
+                      "LocalTensor(TPosition, addr, tileSize): static tensor programming is not supported on NpuArch "
+                      "1001 (Atlas training series)");
+        const char* api = "LocalTensor(TPosition, addr, tileSize)";
+        const uint8_t p = static_cast<uint8_t>(pos);
+        if (pos == TPosition::GM || pos == TPosition::MAX)
+            twin::Fault(api, "position %s: a LocalTensor cannot be placed in GM or MAX", twin::PositionName(p));
+        if (!twin::IsUbPosition(p))
+            twin::Fault(api, "position %s is not modelled by the twin (UB positions VECIN/VECOUT/VECCALC only)",
+                        twin::PositionName(p));
+        const uint64_t bytes = static_cast<uint64_t>(tileSize) * sizeof(T);
+        if (addr % twin::kBlock != 0) twin::Fault(api, "addr %u is not 32-byte aligned", addr);
+        if (tileSize == 0) twin::Fault(api, "tileSize 0: a tensor needs at least one element");
+        if (bytes % twin::kBlock != 0)
+            twin::Fault(api, "tileSize %u elements = %llu bytes is not a multiple of 32 bytes", tileSize,
+                        (unsigned long long)bytes);
+        if (addr + bytes > twin::kUbBytes)
+            twin::Fault(api, "UB [%u, %llu) exceeds the %u bytes of this architecture's UB", addr,
+                        (unsigned long long)(addr + bytes), twin::kUbBytes);
+        ref_ = {addr, static_cast<uint32_t>(bytes), twin::kRawSlot, 0, p};
+        capacity_ = ref_.len;
+        twin::RequireNoPipeOverlap(api, "tensor", addr, ref_.len);
+    }
 
     LocalTensor operator[](const uint32_t offset) const {
         uint64_t bytes = static_cast<uint64_t>(offset) * sizeof(T);
