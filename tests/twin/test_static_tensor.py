@@ -42,6 +42,9 @@ SCENARIOS = {
     "pad_negative_gm_stride": (14, "DataCopyPad(GM->UB)", "srcStride -52 (GM side, bytes) is outside [-48, 2^40 - 1]",
                                (3510,), (3510,)),
     "pad_block_count": (15, "DataCopyPad(GM->UB)", "blockCount 4096 exceeds 4095", PAD, PAD),
+    # the guide's 使用约束和限制 for static tensor programming: InitSocState at entry, PipeBarrier<PIPE_ALL> at the end
+    "no_init_soc_state": (16, RAW, "static tensor programming without InitSocState()", STATIC, STATIC),
+    "no_final_barrier": (17, "kernel end", "pipe V still has work the kernel never waited for", STATIC, STATIC),
 }
 
 

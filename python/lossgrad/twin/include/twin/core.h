@@ -209,6 +209,9 @@ struct CoreState {
     OpAccum acc;                       // the operation in progress (timing on only)
     int64_t pendingVec = -1;           // tlog index of the last TK_VEC, until CountApi gives its repeats
     uint64_t tokens = 0;               // event-log tokens issued
+    bool socStateInit = false;         // InitSocState() called or a TPipe constructed (which initialises the state)
+    bool pipeSeen = false;             // a TPipe was constructed on this core
+    bool staticTensors = false;        // a raw-address LocalTensor was built (static tensor programming)
 };
 
 struct Runtime {

@@ -64,7 +64,7 @@ template <int kTwinUnused = 0> inline void Trap() {
 
 // The condition, then an optional format string and its arguments; the argument count selects the form.
 #define TWIN_ASSERT_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
-#define TWIN_ASSERT_NARGS(...) TWIN_ASSERT_NARGS_(__VA_ARGS__, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, 1)
+#define TWIN_ASSERT_NARGS(...) TWIN_ASSERT_NARGS_(__VA_ARGS__, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, 1, 0)
 #define TWIN_ASSERT_JOIN_(a, b) a##b
 #define TWIN_ASSERT_JOIN(a, b) TWIN_ASSERT_JOIN_(a, b)
 #define TWIN_ASSERT_1(api, expr)                                                                                      \

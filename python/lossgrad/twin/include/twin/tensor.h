@@ -162,6 +162,12 @@ public:
         if (addr + bytes > twin::kUbBytes)
             twin::Fault(api, "UB [%u, %llu) exceeds the %u bytes of this architecture's UB", addr,
                         (unsigned long long)(addr + bytes), twin::kUbBytes);
+        twin::CoreState& c = twin::Core();
+        if (!c.socStateInit)
+            twin::Fault(api, "static tensor programming without InitSocState(): call it at the kernel entry (the "
+                             "global state registers are undefined otherwise; a TPipe would initialise them) "
+                             "(asc-devkit guide 静态Tensor编程, 使用约束和限制)");
+        c.staticTensors = true;
         ref_ = {addr, static_cast<uint32_t>(bytes), twin::kRawSlot, 0, p};
         capacity_ = ref_.len;
         twin::RequireNoPipeOverlap(api, "tensor", addr, ref_.len);
