@@ -44,6 +44,8 @@ SCENARIOS = {
     "pad_block_count": (15, "DataCopyPad(GM->UB)", "blockCount 4096 exceeds 4095", PAD, PAD),
     # the guide's 使用约束和限制 for static tensor programming: InitSocState at entry, PipeBarrier<PIPE_ALL> at the end
     "no_init_soc_state": (16, RAW, "static tensor programming without InitSocState()", STATIC, STATIC),
+    # Select with SELMODE 1/2 stages CMPMASK in the reserved scratch at TMP_UB_OFFSET on 2201/2002 (3510: no address)
+    "select_clobbers_scratch": (18, "Adds", "it lies in the reserved scratch at TMP_UB_OFFSET", (2201, 2002), STATIC),
     "no_final_barrier": (17, "kernel end", "pipe V still has work the kernel never waited for", STATIC, STATIC),
 }
 
@@ -53,7 +55,8 @@ def launch(key: int, arch: int, good: bool, timing: bool = False, n: int = N, ha
     x = (np.arange(n) % 251).astype(dt)
     y = (np.arange(n) % 7).astype(dt)
     z = np.zeros(n, dt)
-    tiling = struct.pack("<4I", int(good), n, 0, 0)
+    param = get_soc(SOCS[arch]).ub_kernel_bytes if key == 18 else 0
+    tiling = struct.pack("<4I", int(good), n, param, 0)
     report = run_kernel(SOURCE, "static_tensor", 1, [x, y, z, tiling], soc=SOCS[arch], tiling_key=key,
                         timing=timing)
     return report, x, y, z

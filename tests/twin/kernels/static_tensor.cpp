@@ -18,6 +18,7 @@ enum Key : uint32_t {
     WHOLE_UB_DOUBLE_BUFFER = 1, RAW_UNALIGNED, RAW_PAST_UB, RAW_LEN_NOT_32, RAW_OVER_TPIPE, TPIPE_OVER_RAW,
     RAW_MISSING_SYNC, RAW_IN_GM, TRAP, ASCENDC_ASSERT_MSG, PLAIN_ASSERT, PAD_UB_DST_STRIDE, PAD_UB_SRC_STRIDE,
     PAD_NEGATIVE_GM_STRIDE, PAD_BLOCK_COUNT, NO_INIT_SOC_STATE, NO_FINAL_BARRIER,
+    SELECT_CLOBBERS_SCRATCH,
 };
 
 #if __NPU_ARCH__ == 3510
@@ -116,6 +117,17 @@ extern "C" __global__ __aicore__ void static_tensor(GM_ADDR x, GM_ADDR y, GM_ADD
         RawAddOne(xf, zf, 64 * 1024, good);
     } else if (TILING_KEY_IS(NO_INIT_SOC_STATE) || TILING_KEY_IS(NO_FINAL_BARRIER)) {
         RawAddOne(xf, zf, 0, true);
+    } else if (TILING_KEY_IS(SELECT_CLOBBERS_SCRATCH)) {
+        // param: where the TPipe's UB ends (TMP_UB_OFFSET on 2201/2002); Select mode 2 stages CMPMASK there.
+        LocalTensor<float> keep(TPosition::VECCALC, good ? t.param - 256 : t.param, 64);
+        LocalTensor<float> a(TPosition::VECCALC, 0, 64), b(TPosition::VECCALC, 256, 64), d(TPosition::VECCALC, 512, 64);
+        LocalTensor<uint8_t> m(TPosition::VECCALC, 768, 256);
+        Duplicate(keep, 3.0f, 64);
+        Duplicate(a, 1.0f, 64);
+        Duplicate(b, 2.0f, 64);
+        Compare(m, a, b, CMPMODE::LT, 64);
+        Select(d, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64);
+        Adds(keep, keep, 1.0f, 64);
     } else if (TILING_KEY_IS(RAW_IN_GM)) {
         LocalTensor<float> r(good ? TPosition::VECOUT : TPosition::GM, 0, 8);
         Duplicate(r, 0.0f, 8);

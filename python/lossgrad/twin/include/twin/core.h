@@ -510,8 +510,10 @@ inline void RequireInit(const char* api, const char* operand, uint32_t addr, uin
     const void* hole = std::memchr(s, 0, len);
     if (hole != nullptr) {
         uint32_t at = addr + static_cast<uint32_t>(static_cast<const uint8_t*>(hole) - s);
+        const bool scratch = (kArch == 2201 || kArch == 2002 || kArch == 1001) && at >= kUbKernelBytes;
         Fault(api, "%s reads UB byte 0x%x that was never written since its buffer was allocated "
-                   "(uninitialised data; on hardware this is stale garbage)", operand, at);
+                   "(uninitialised data; on hardware this is stale garbage)%s", operand, at,
+              scratch ? "; it lies in the reserved scratch at TMP_UB_OFFSET, which APIs such as Select overwrite" : "");
     }
 }
 

@@ -124,6 +124,23 @@ inline void UbWrite(const char* api, int pipe, uint32_t addr, uint32_t len) {
     MarkInit(addr, len);
 }
 
+// The reserved UB scratch at TMP_UB_OFFSET (asc-devkit impl/basic_api/utils/kernel_utils_constants.h: 184 KB on
+// 2201, 248 KB on 2002/1001, where the twin's kUbKernelBytes ends) that some APIs write on the vector pipe, e.g.
+// Select with SELMODE 1/2 on 2201 and 2002 (impl/basic_api/dav_c220 and dav_m200 kernel_operator_vec_cmpsel_impl.h,
+// VselIntrinsicsImplPre: one 32-byte block). A TPipe never allocates it; a raw-address LocalTensor there is
+// clobbered: the block is written by `api` on PIPE_V (hazards checked) and left unwritten for the init shadow.
+constexpr bool kHasTmpUbScratch = kArch == 2201 || kArch == 2002 || kArch == 1001;
+inline void ReservedScratchWrite(const char* api, uint32_t offset, uint32_t len) {
+    static_assert(kUbKernelBytes < kUbBytes || !kHasTmpUbScratch, "TMP_UB_OFFSET scratch outside UB");
+    CoreState& c = Core();
+    const uint32_t addr = kUbKernelBytes + offset;
+    const uint32_t dst = c.acc.dst;
+    Access(api, P_V, addr, len, true);
+    c.acc.dst = dst;  // the event log keeps the API's own dst
+    std::memset(c.ub.data() + addr, 0xFF, len);
+    std::memset(c.init.data() + addr, 0, len);
+}
+
 template <typename T> inline T* UbPtr(uint32_t addr) { return reinterpret_cast<T*>(Core().ub.data() + addr); }
 
 }  // namespace twin
