@@ -142,6 +142,18 @@ inline void CheckCoreEnd(CoreState& c) {
         std::snprintf(msg, sizeof msg, "core %d: TPipe: a TPipe outlived the kernel call", c.idx);
         throw KernelFaultError(msg);
     }
+    // Static tensor programming (no TPipe) must end with PipeBarrier<PIPE_ALL>() (asc-devkit guide 静态Tensor编程,
+    // 使用约束和限制): at the end the scalar pipe must know every pipe's issued work complete.
+    if (c.staticTensors && !c.pipeSeen)
+        for (int p = P_V; p < P_COUNT; ++p)
+            if (c.sync[p][P_S] + 1 < c.seq[p]) {
+                char msg[400];
+                std::snprintf(msg, sizeof msg, "core %d: kernel end: pipe %s still has work the kernel never waited "
+                              "for: static tensor programming (raw-address LocalTensor, no TPipe) must end with "
+                              "PipeBarrier<PIPE_ALL>() (asc-devkit guide 静态Tensor编程, 使用约束和限制)", c.idx,
+                              PipeName(p));
+                throw KernelFaultError(msg);
+            }
     // The DCCI bisheng puts at the kernel's tail by default (no --cce-no-dcache-flush) writes dirty lines back: documented
     // for 950 (asc-devkit docs/zh guide 设置DCI编译选项来减少算子尾开销.md) and kept for 2201, whose build passes the
     // same option (tools/build/asc_op_compile_base ascendc_compile_utils.py). 2002 writes back at TPipe destruction
@@ -195,6 +207,7 @@ inline void ResetCore(CoreState& c, int idx, int num) {
     c.acc = OpAccum{};
     c.pendingVec = -1;
     c.tokens = 0;
+    c.socStateInit = c.pipeSeen = c.staticTensors = false;
 }
 
 inline std::string ReportJson(int blockDim, const std::string& fault, double seconds) {

@@ -217,6 +217,9 @@ struct CoreState {
     OpAccum acc;                       // the operation in progress (timing on only)
     int64_t pendingVec = -1;           // tlog index of the last TK_VEC, until CountApi gives its repeats
     uint64_t tokens = 0;               // event-log tokens issued
+    bool socStateInit = false;         // InitSocState() called or a TPipe constructed (which initialises the state)
+    bool pipeSeen = false;             // a TPipe was constructed on this core
+    bool staticTensors = false;        // a raw-address LocalTensor was built (static tensor programming)
 };
 
 struct Runtime {
@@ -564,8 +567,10 @@ inline void RequireInit(const char* api, const char* operand, uint32_t addr, uin
     const void* hole = std::memchr(s, 0, len);
     if (hole != nullptr) {
         uint32_t at = addr + static_cast<uint32_t>(static_cast<const uint8_t*>(hole) - s);
+        const bool scratch = (kArch == 2201 || kArch == 2002 || kArch == 1001) && at >= kUbKernelBytes;
         Fault(api, "%s reads UB byte 0x%x that was never written since its buffer was allocated "
-                   "(uninitialised data; on hardware this is stale garbage)", operand, at);
+                   "(uninitialised data; on hardware this is stale garbage)%s", operand, at,
+              scratch ? "; it lies in the reserved scratch at TMP_UB_OFFSET, which APIs such as Select overwrite" : "");
     }
 }
 

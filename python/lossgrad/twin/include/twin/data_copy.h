@@ -102,6 +102,34 @@ template <typename T> inline void CheckCopyParams(const char* api, const AscendC
     if (p.blockCount > 4095) Fault(api, "blockCount %u exceeds 4095", p.blockCount);
 }
 
+// DataCopyExtParams field ranges (docs/zh DataCopyPad（GMToUB非对齐数据搬运）.md and （UBToGM非对齐数据搬运）.md,
+// 约束说明 table; impl/basic_api/dav_3510/kernel_operator_data_copy_impl.h CheckSrcGmDataCopyExtParamsRange and
+// DataCopyPadUB2GMImpl): blockCount [0, 4095], blockLen [0, 2097151] bytes on every arch. Strides: uint32_t on
+// 2201, so any value fits; on 3510 (int64_t) the UB-side stride is [0, 65535] blocks and the GM-side one
+// [-blockLen, 2^40 - 1] bytes for GM->UB (-blockLen re-reads one block) and [0, 2^40 - 1] for UB->GM.
+inline void CheckExtParams(const char* api, const AscendC::DataCopyExtParams& p, bool gmToUb) {
+    const char* src = gmToUb ? "DataCopyPad（GMToUB非对齐数据搬运）.md" : "DataCopyPad（UBToGM非对齐数据搬运）.md";
+    if (p.blockCount > 4095)
+        Fault(api, "blockCount %u exceeds 4095, the range [0, 4095] of the instruction's field (asc-devkit docs %s)",
+              p.blockCount, src);
+    if (p.blockLen > 2097151u)
+        Fault(api, "blockLen %u exceeds 2097151 bytes, the range [0, 2097151] of the instruction's field (asc-devkit "
+                   "docs %s)", p.blockLen, src);
+    if (kArch != 3510) return;
+    const int64_t ub = static_cast<int64_t>(gmToUb ? p.dstStride : p.srcStride);
+    const int64_t gm = static_cast<int64_t>(gmToUb ? p.srcStride : p.dstStride);
+    const char* ubName = gmToUb ? "dstStride" : "srcStride";
+    const char* gmName = gmToUb ? "srcStride" : "dstStride";
+    if (ub < 0 || ub > 65535)
+        Fault(api, "%s %lld (UB side, 32-byte blocks) is outside [0, 65535], what NpuArch 3510's copy instruction "
+                   "holds (asc-devkit docs %s 约束说明; impl/basic_api/dav_3510/kernel_operator_data_copy_impl.h)",
+              ubName, (long long)ub, src);
+    const int64_t gmMin = gmToUb ? -static_cast<int64_t>(p.blockLen) : 0;
+    if (gm < gmMin || gm > (int64_t{1} << 40) - 1)
+        Fault(api, "%s %lld (GM side, bytes) is outside [%lld, 2^40 - 1] on NpuArch 3510 (asc-devkit docs %s 约束说明)",
+              gmName, (long long)gm, (long long)gmMin, src);
+}
+
 inline void CountCopy(bool pad, uint64_t bytes) {
     CoreCounters& c = Counters();
     (pad ? c.dataCopyPadCalls : c.dataCopyCalls) += 1;
@@ -242,12 +270,10 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
                                          "use aligned DataCopy with a tail strategy");
     twin::CheckCopyType<T>();
     const char* api = "DataCopyPad(GM->UB)";
-    if (p.blockCount > 4095) twin::Fault(api, "blockCount %u exceeds 4095", p.blockCount);
-    if (p.blockLen > 2097151u) twin::Fault(api, "blockLen %u exceeds 2097151 bytes", p.blockLen);
+    twin::CheckExtParams(api, p, true);
     if (p.blockLen % sizeof(T) != 0) twin::Fault(api, "blockLen %u is not a multiple of the element size", p.blockLen);
     if (pad.leftPadding * sizeof(T) > 32 || pad.rightPadding * sizeof(T) > 32)
         twin::Fault(api, "padding of %u/%u elements exceeds 32 bytes on a side", pad.leftPadding, pad.rightPadding);
-    if (p.srcStride < 0 || p.dstStride < 0) twin::Fault(api, "negative strides are not modelled");
     if (p.blockCount == 0 || p.blockLen == 0) return;
     const uint64_t left = pad.leftPadding * sizeof(T), right = pad.rightPadding * sizeof(T);
     const uint64_t rowBlocks = (left + p.blockLen + right + 31) / 32;
@@ -299,10 +325,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
                                          "use aligned DataCopy with a tail strategy");
     twin::CheckCopyType<T>();
     const char* api = "DataCopyPad(UB->GM)";
-    if (p.blockCount > 4095) twin::Fault(api, "blockCount %u exceeds 4095", p.blockCount);
-    if (p.blockLen > 2097151u) twin::Fault(api, "blockLen %u exceeds 2097151 bytes", p.blockLen);
+    twin::CheckExtParams(api, p, false);
     if (p.blockLen % sizeof(T) != 0) twin::Fault(api, "blockLen %u is not a multiple of the element size", p.blockLen);
-    if (p.srcStride < 0 || p.dstStride < 0) twin::Fault(api, "negative strides are not modelled");
     const uint64_t rowBlocks = (static_cast<uint64_t>(p.blockLen) + 31) / 32;
     twin::UbToGm(api, dst, src, p.blockCount, p.blockLen, (rowBlocks + static_cast<uint64_t>(p.srcStride)) * 32,
                  static_cast<uint64_t>(p.dstStride), true, /*byteStrides=*/true);

@@ -481,6 +481,7 @@ public:
         twin::CoreState& c = twin::Core();
         if (c.pipe != nullptr) twin::Fault("TPipe", "a second TPipe while one is alive (hangs on hardware)");
         c.pipe = this;
+        c.socStateInit = c.pipeSeen = true;
         c.poolCursor = 0;
         c.buffersUsed = 0;
         TwinCurrentPipe() = this;

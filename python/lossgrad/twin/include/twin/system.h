@@ -12,7 +12,8 @@ inline int64_t GetTaskRatio() { return 1; }
 constexpr uint32_t GetUBSizeInBytes() { return twin::kUbBytes; }
 constexpr int16_t GetDataBlockSizeInBytes() { return 32; }
 constexpr uint32_t GetVecLen() { return 256; }
-inline void InitSocState() {}
+// Static tensor programming must call it at the kernel entry (a TPipe does it otherwise); see LocalTensor(pos, ..).
+inline void InitSocState() { twin::Core().socStateInit = true; }
 
 enum KernelMetaType {
     KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,

@@ -66,8 +66,27 @@ struct TensorRef {
     uint8_t pos = 0;
 };
 
+// Slot of a LocalTensor built from a raw UB address (LocalTensor(TPosition, addr, tileSize)): no TPipe buffer.
+constexpr int32_t kRawSlot = -2;
+
+// A raw-address tensor may not alias a buffer the live TPipe has allocated: the devkit guide (静态Tensor编程, 使用约束和
+// 限制) calls mixing static tensors with the TPipe/TQue/TBuf framework undefined behaviour, and TPipe-owned memory is
+// poisoned, queued and synchronised by rules the raw tensor bypasses. Checked at construction and at every use (an
+// InitBuffer after the construction may have handed the range to the TPipe).
+inline void RequireNoPipeOverlap(const char* api, const char* operand, uint32_t addr, uint32_t len) {
+    for (const Slot& s : Core().slots)
+        if (addr < s.addr + s.len && s.addr < addr + len)
+            Fault(api, "%s is a raw-address LocalTensor at UB [0x%x, 0x%x) that overlaps the TPipe buffer at UB "
+                       "[0x%x, 0x%x): mixing static tensors with TPipe-managed memory is undefined (asc-devkit guide "
+                       "静态Tensor编程, 使用约束和限制)", operand, addr, addr + len, s.addr, s.addr + s.len);
+}
+
 inline void RequireLive(const char* api, const char* operand, const TensorRef& r) {
     CoreState& c = Core();
+    if (r.slot == kRawSlot) {
+        RequireNoPipeOverlap(api, operand, r.addr, r.len);
+        return;
+    }
     if (r.slot < 0 || r.slot >= static_cast<int32_t>(c.slots.size()))
         Fault(api, "%s is not a tensor obtained from a TQue or TBuf of the current TPipe", operand);
     const Slot& s = c.slots[r.slot];
@@ -105,6 +124,23 @@ inline void UbWrite(const char* api, int pipe, uint32_t addr, uint32_t len) {
     MarkInit(addr, len);
 }
 
+// The reserved UB scratch at TMP_UB_OFFSET (asc-devkit impl/basic_api/utils/kernel_utils_constants.h: 184 KB on
+// 2201, 248 KB on 2002/1001, where the twin's kUbKernelBytes ends) that some APIs write on the vector pipe, e.g.
+// Select with SELMODE 1/2 on 2201 and 2002 (impl/basic_api/dav_c220 and dav_m200 kernel_operator_vec_cmpsel_impl.h,
+// VselIntrinsicsImplPre: one 32-byte block). A TPipe never allocates it; a raw-address LocalTensor there is
+// clobbered: the block is written by `api` on PIPE_V (hazards checked) and left unwritten for the init shadow.
+constexpr bool kHasTmpUbScratch = kArch == 2201 || kArch == 2002 || kArch == 1001;
+inline void ReservedScratchWrite(const char* api, uint32_t offset, uint32_t len) {
+    static_assert(kUbKernelBytes < kUbBytes || !kHasTmpUbScratch, "TMP_UB_OFFSET scratch outside UB");
+    CoreState& c = Core();
+    const uint32_t addr = kUbKernelBytes + offset;
+    const uint32_t dst = c.acc.dst;
+    Access(api, P_V, addr, len, true);
+    c.acc.dst = dst;  // the event log keeps the API's own dst
+    std::memset(c.ub.data() + addr, 0xFF, len);
+    std::memset(c.init.data() + addr, 0, len);
+}
+
 template <typename T> inline T* UbPtr(uint32_t addr) { return reinterpret_cast<T*>(Core().ub.data() + addr); }
 
 }  // namespace twin
@@ -116,6 +152,43 @@ public:
     using PrimType = T;
 
     LocalTensor() = default;
+
+    // Static tensor programming (LocalTensor构造函数.md; impl/basic_api/kernel_tensor_impl.h CreateTensor): a tensor
+    // of tileSize elements at UB byte address addr, no TPipe involved. Rules of the devkit's CPU-debug CreateTensor:
+    // pos neither GM nor MAX, addr 32-byte aligned, 0 < tileSize, tileSize * sizeof(T) a multiple of 32 bytes and
+    // addr + that within the position's physical memory (bufferInitLen: UB 192 KB on 2201, 256 KB on 3510/2002,
+    // the twin's kUbBytes), reserved regions included. Not on 1001 (the doc's "是否支持C++ Tensor编程": Atlas
+    // training series 不支持). Only the UB positions are modelled.
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
+        static_assert(twin::kArch != 1001 && sizeof(T) > 0,
+                      "LocalTensor(TPosition, addr, tileSize): static tensor programming is not supported on NpuArch "
+                      "1001 (Atlas training series)");
+        const char* api = "LocalTensor(TPosition, addr, tileSize)";
+        const uint8_t p = static_cast<uint8_t>(pos);
+        if (pos == TPosition::GM || pos == TPosition::MAX)
+            twin::Fault(api, "position %s: a LocalTensor cannot be placed in GM or MAX", twin::PositionName(p));
+        if (!twin::IsUbPosition(p))
+            twin::Fault(api, "position %s is not modelled by the twin (UB positions VECIN/VECOUT/VECCALC only)",
+                        twin::PositionName(p));
+        const uint64_t bytes = static_cast<uint64_t>(tileSize) * sizeof(T);
+        if (addr % twin::kBlock != 0) twin::Fault(api, "addr %u is not 32-byte aligned", addr);
+        if (tileSize == 0) twin::Fault(api, "tileSize 0: a tensor needs at least one element");
+        if (bytes % twin::kBlock != 0)
+            twin::Fault(api, "tileSize %u elements = %llu bytes is not a multiple of 32 bytes", tileSize,
+                        (unsigned long long)bytes);
+        if (addr + bytes > twin::kUbBytes)
+            twin::Fault(api, "UB [%u, %llu) exceeds the %u bytes of this architecture's UB", addr,
+                        (unsigned long long)(addr + bytes), twin::kUbBytes);
+        twin::CoreState& c = twin::Core();
+        if (!c.socStateInit)
+            twin::Fault(api, "static tensor programming without InitSocState(): call it at the kernel entry (the "
+                             "global state registers are undefined otherwise; a TPipe would initialise them) "
+                             "(asc-devkit guide 静态Tensor编程, 使用约束和限制)");
+        c.staticTensors = true;
+        ref_ = {addr, static_cast<uint32_t>(bytes), twin::kRawSlot, 0, p};
+        capacity_ = ref_.len;
+        twin::RequireNoPipeOverlap(api, "tensor", addr, ref_.len);
+    }
 
     LocalTensor operator[](const uint32_t offset) const {
         uint64_t bytes = static_cast<uint64_t>(offset) * sizeof(T);

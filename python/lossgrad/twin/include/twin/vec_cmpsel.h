@@ -242,6 +242,7 @@ inline void Select2(const char* api, const AscendC::LocalTensor<T>& dst, const A
     std::memcpy(bits.data(), Core().ub.data() + m.addr, readBytes);
     std::vector<T> a = ReadOperand(api, "src0", src0, n, d.addr, n * sizeof(T)), b;
     if (src1 != nullptr) b = ReadOperand(api, "src1", *src1, n, d.addr, n * sizeof(T));
+    if ((kArch == 2201 || kArch == 2002) && !mode0) ReservedScratchWrite(api, 0, kBlock);  // CMPMASK staging
     T* out = WriteOperand(api, dst, n);
     for (uint64_t i = 0; i < n; ++i)
         out[i] = SelBit(bits.data(), mode, i / lanes, static_cast<uint32_t>(i % lanes), lanes)
@@ -271,6 +272,7 @@ inline void Select0(const char* api, const AscendC::LocalTensor<T>& dst, const A
         std::memcpy(bits.data(), Core().ub.data() + m.addr, readBytes);
     }
     const uint32_t lanes = g.lanes;
+    if ((kArch == 2201 || kArch == 2002) && !mode0 && g.repeats > 0) ReservedScratchWrite(api, 0, kBlock);
     L0Elementwise<T, T, NS>(api, g, L0Op("dst", dst, p.dstBlkStride, p.dstRepStride), srcs, false,
                             [&](const T* v, uint64_t r, uint32_t i) {
                                 return SelBit(bits.data(), mode, r, i, lanes) ? v[0] : (NS > 1 ? v[NS - 1] : scalar);
