@@ -348,6 +348,7 @@ public:
         int buf = twin::FindGm(api, p, bytes);
         twin::RecordGm(buf, p, bytes, write);
         twin::DmaTouchesLines(api, buf, static_cast<uint64_t>(p - twin::Rt().gm[buf].base), bytes, write);
+        if (twin::Rt().timing) twin::LogBurst(buf, p, bytes);
         return p;
     }
 
