@@ -372,6 +372,21 @@ Mode OperandMode(const uint64_t* strides, int32_t rank, int32_t row_dim)
     return row ? kCol : kScalar;
 }
 
+// Bytes per tile element of the buffers `mask` enables, times kBytesDenominator (exact).
+uint64_t PerElemScaled(const tb::BufferPlan& plan, const Problem& p, uint32_t mask)
+{
+    uint64_t per_elem = 0;
+    for (uint32_t i = plan.first; i < plan.first + plan.count; ++i) {
+        const tb::Buffer& b = tb::kBuffers[i];
+        if (b.when >= 0 && (mask >> b.when & 1U) == 0) {
+            continue;
+        }
+        const uint64_t elem = b.role >= 0 ? p.bytes[b.role] : b.fixedBytes;
+        per_elem += uint64_t{b.count} * b.mult * elem * b.scaledDiv;
+    }
+    return per_elem;
+}
+
 // _tile_len: the largest multiple of kTileAlign whose buffer plan fits the UB budget. Bytes per element are counted
 // exactly in 1/kBytesDenominator units (Python: Fractions). False when the plan does not fit (Python raises). The
 // result may exceed 32 bits (a budget of gigabytes); Compute rejects such a tile length at the end, as Python's
@@ -383,15 +398,7 @@ bool TileLen(const Problem& p, bool grad_scalar, uint32_t mask, uint64_t* tile, 
         Fail(out, Status::kInternal, "no buffer plan for op %d", static_cast<int>(p.op_index));
         return false;
     }
-    uint64_t per_elem = 0; // bytes per tile element times kBytesDenominator
-    for (uint32_t i = plan->first; i < plan->first + plan->count; ++i) {
-        const tb::Buffer& b = tb::kBuffers[i];
-        if (b.when >= 0 && (mask >> b.when & 1U) == 0) {
-            continue;
-        }
-        const uint64_t elem = b.role >= 0 ? p.bytes[b.role] : b.fixedBytes;
-        per_elem += uint64_t{b.count} * b.mult * elem * b.scaledDiv;
-    }
+    const uint64_t per_elem = PerElemScaled(*plan, p, mask);
     if (per_elem == 0) {
         Fail(out, Status::kInternal, "empty buffer plan");
         return false;
@@ -754,6 +761,8 @@ Status Compute(const Inputs& in, Result* out)
     out->tiling_key = (grad_scalar ? tb::kKeyGradScalar : 0) | (kl_reduce ? tb::kKeyKlReduce : 0);
     out->workspace_bytes = 0;
     out->tiling_size = static_cast<uint32_t>(sizeof(td));
+    // What the kernel's TPipe allocates at this tile length (tile < 2^32 here, so the product fits 64 bits).
+    out->ub_bytes = PerElemScaled(*plan, p, mask) * tile / tb::kBytesDenominator + tb::kFixedBytes;
     std::memcpy(out->tiling_data, &td, sizeof(td));
     return out->status;
 }

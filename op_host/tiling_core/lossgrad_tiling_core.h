@@ -86,6 +86,7 @@ struct Result {
     uint32_t block_dim;       // >= 1 on success (never 0; an empty output still launches one core)
     uint64_t tiling_key;      // for TILING_KEY_IS() in the kernel
     uint64_t workspace_bytes; // user workspace only; CANN's system workspace is added by the adapter
+    uint64_t ub_bytes;        // UB bytes the kernel's buffer plan allocates at tileLen (<= Inputs::ub_bytes)
     uint32_t tiling_size;     // bytes of tiling_data in use; == sizeof(LossGradTilingData) on success
     uint8_t tiling_data[kMaxTilingDataBytes]; // the packed LossGradTilingData (host byte order, as memcpy'd)
     char message[kMessageBytes];              // NUL-terminated reason when status != kOk
