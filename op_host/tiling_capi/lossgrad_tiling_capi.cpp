@@ -13,7 +13,7 @@
 namespace {
 
 // Bump when the signature or the meaning of an argument changes; Python refuses a library of another version.
-constexpr int32_t kAbiVersion = 1;
+constexpr int32_t kAbiVersion = 2;
 
 void CopyMessage(char* dst, uint32_t capacity, const char* src)
 {
@@ -37,10 +37,12 @@ __attribute__((visibility("default"))) uint32_t lossgrad_tiling_data_capacity()
 }
 
 // ranks[4] and dims[4 * kMaxRank]: the three kernel inputs in the op's kernel input order, then the output;
-// dtypes[4] likewise (ge::DataType numbers). Returns lossgrad_tiling::Status; on kOk fills every output, otherwise
+// dtypes[4] likewise (ge::DataType numbers). logical_ranks[3] and logical_dims[3 * kMaxRank], or null: the inputs'
+// shapes as the caller sees them when the inputs are kernel views (Inputs::logical). Returns lossgrad_tiling::Status; on kOk fills every output, otherwise
 // only `message`. Never throws: an exception from the core becomes kInternal with its text.
 __attribute__((visibility("default"))) int32_t lossgrad_tiling_compute(
-    int32_t op, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes, int32_t reduction, double beta,
+    int32_t op, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes, const int32_t* logical_ranks,
+    const int64_t* logical_dims, int32_t reduction, double beta,
     int32_t log_target, uint32_t core_num, uint64_t ub_bytes, int32_t npu_arch, uint32_t* block_dim,
     uint64_t* tiling_key, uint64_t* workspace_bytes, uint64_t* ub_alloc_bytes, uint8_t* data, uint32_t data_capacity,
     uint32_t* data_size, char* message, uint32_t message_capacity)
@@ -59,6 +61,12 @@ __attribute__((visibility("default"))) int32_t lossgrad_tiling_compute(
             d.rank = ranks[t];
             d.dtype = static_cast<DataType>(dtypes[t]);
             std::memcpy(d.dims, dims + t * kMaxRank, sizeof(d.dims));
+        }
+        in.has_logical = logical_ranks != nullptr && logical_dims != nullptr;
+        for (int32_t t = 0; in.has_logical && t < kNumInputs; ++t) {
+            in.logical[t].rank = logical_ranks[t];
+            in.logical[t].dtype = in.inputs[t].dtype;
+            std::memcpy(in.logical[t].dims, logical_dims + t * kMaxRank, sizeof(in.logical[t].dims));
         }
         in.reduction = static_cast<Reduction>(reduction);
         in.beta = beta;

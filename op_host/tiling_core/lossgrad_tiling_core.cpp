@@ -491,24 +491,48 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         p->is_f32[r] = dt->isFloat32;
     }
 
+    // The caller's shapes: the tensors' own, or Inputs::logical when the tensors are kernel views.
+    Shape caller[3] = {p->shapes[0], p->shapes[1], p->shapes[2]};
+    if (in.has_logical) {
+        for (int32_t i = 0; i < kNumInputs; ++i) {
+            const int32_t r = op.inputRoles[i];
+            const TensorDesc& t = in.logical[i];
+            if (t.rank < 0 || t.rank > kMaxRank) {
+                return Fail(out, Status::kInvalidArgument, "%s: logical rank %d is outside 0..%d", kNames[r],
+                            static_cast<int>(t.rank), static_cast<int>(kMaxRank));
+            }
+            caller[r].rank = t.rank;
+            for (int32_t d = 0; d < t.rank; ++d) {
+                if (t.dims[d] < 0) {
+                    return Fail(out, Status::kInvalidArgument, "%s: logical dim %d is negative", kNames[r], d);
+                }
+                caller[r].dims[d] = static_cast<uint64_t>(t.dims[d]);
+            }
+            if (!BroadcastsInto(p->shapes[r], caller[r])) {
+                return Fail(out, Status::kInvalidArgument, "%s: the kernel view does not broadcast into its shape",
+                            kNames[r]);
+            }
+        }
+    }
+
     // Iteration space: the output's shape; KL (output = self's shape): broadcast(self, target), taken with the
     // output so that a compacted self (broadcast dims as 1) still gives the caller's space.
     const Shape& outs = p->shapes[kOut];
     if (op.output == tb::kOutputBroadcastAll) {
         p->iter = outs;
         for (int32_t r = 0; r < 3; ++r) {
-            if (!BroadcastsInto(p->shapes[r], outs)) {
+            if (!BroadcastsInto(caller[r], outs)) {
                 return Fail(out, Status::kInvalidArgument, "%s does not broadcast into the output shape", kNames[r]);
             }
         }
     } else {
-        if (!BroadcastsInto(p->shapes[kSelf], outs)) {
+        if (!BroadcastsInto(caller[kSelf], outs)) {
             return Fail(out, Status::kInvalidArgument, "the output shape must be self's shape");
         }
-        if (!Broadcast(outs, p->shapes[kTarget], &p->iter)) {
+        if (!Broadcast(outs, caller[kTarget], &p->iter)) {
             return Fail(out, Status::kInvalidArgument, "self and target are not broadcastable");
         }
-        if (!BroadcastsInto(p->shapes[kGrad], p->iter)) {
+        if (!BroadcastsInto(caller[kGrad], p->iter)) {
             return Fail(out, Status::kInvalidArgument, "grad must broadcast into broadcast(self, target)");
         }
     }
@@ -544,7 +568,7 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         rule = op.batchmeanDivisor;
     }
     if (rule != tb::kDivisorNone) {
-        const uint64_t n = Divisor(rule, outs, p->shapes[kSelf], p->iter);
+        const uint64_t n = Divisor(rule, outs, caller[kSelf], p->iter);
         if (n == 0) {
             return Fail(out, Status::kInvalidArgument, "%s: the %s divisor is 0", op.name,
                         reduction == tb::kReductionMean ? "mean" : "batchmean");

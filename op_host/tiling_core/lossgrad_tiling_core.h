@@ -58,6 +58,11 @@ struct Inputs {
     // argument order. The role of each position (grad/self/target) is fixed per op by the registry.
     TensorDesc inputs[kNumInputs];
     TensorDesc output;
+    // The inputs' shapes as the caller sees them, when `inputs` are kernel views: buffers in which dims a broadcast
+    // view repeats are 1 (the Python runners pass those to read each element once). The iteration space and the
+    // reduction's divisor come from these; strides from `inputs`. false (CANN: whole tensors): `inputs` themselves.
+    bool has_logical;
+    TensorDesc logical[kNumInputs];
     Reduction reduction;
     double beta;       // SmoothL1 only (kernel attr of the registry's beta AttrSpec); 1.0 for the other ops
     bool log_target;   // KL only; false for the other ops

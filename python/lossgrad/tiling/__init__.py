@@ -45,6 +45,8 @@ class KernelProblem:
     reduction: Reduction
     coefficient: float
     attrs: Mapping[str, Any]
+    # grad, self, target as the caller passed them, when `shapes` are kernel views of them (None: the same)
+    caller_shapes: Mapping[str, tuple[int, ...]] | None = None
 
     @property
     def reduces(self) -> bool:
@@ -56,14 +58,16 @@ class KernelProblem:
 
 def problem_from_call(call: Call, shapes: Mapping[str, tuple[int, ...]] | None = None) -> KernelProblem:
     """`shapes` overrides the inputs' shapes with their kernel views (see runners: stride-0 dims become 1)."""
-    sh = {"grad": tuple(call.grad.shape), "self": tuple(call.self_.shape), "target": tuple(call.target.shape)}
+    caller = {"grad": tuple(call.grad.shape), "self": tuple(call.self_.shape), "target": tuple(call.target.shape)}
+    sh = dict(caller)
     if shapes:
         sh.update({k: tuple(v) for k, v in shapes.items()})
     sh["out"] = tuple(call.out_shape)
     dtypes = dict(call.dtypes)
     dtypes["out"] = call.out_dtype
     return KernelProblem(op=call.op, soc=call.soc, dtypes=dtypes, shapes=sh, iter_shape=tuple(call.iter_shape),
-                         reduction=call.reduction, coefficient=call.coefficient, attrs=dict(call.attrs))
+                         reduction=call.reduction, coefficient=call.coefficient, attrs=dict(call.attrs),
+                         caller_shapes=caller if any(sh[r] != caller[r] for r in caller) else None)
 
 
 @dataclass(frozen=True)

@@ -292,6 +292,9 @@ class CoreInputs:
     op: int                                          # OpId: position in registry.OPS
     inputs: tuple[tuple[tuple[int, ...], DType], ...]  # (shape, dtype) in the kernel's input order
     output: tuple[tuple[int, ...], DType]
+    # The inputs' shapes as the caller passed them (kernel input order), when `inputs` are kernel views of other
+    # shapes (Inputs::logical); None when they are the tensors themselves, as in CANN's TilingFunc.
+    logical: tuple[tuple[int, ...], ...] | None
     reduction: int                                   # aclnn's integer
     beta: float                                      # 1.0 for ops without a beta attribute
     log_target: bool
@@ -304,10 +307,14 @@ def core_inputs(problem: KernelProblem) -> CoreInputs:
     """The C++ core's Inputs for a problem; the core then computes what lossgrad.tiling.plan(problem) computes (the
     coefficient it derives itself, from the registry's divisor rules, exactly as validation does)."""
     op = problem.op
+    inputs = tuple((tuple(problem.shapes[io.role]), problem.dtypes[io.role]) for io in op.kernel_inputs)
+    caller = problem.caller_shapes or problem.shapes
+    logical = tuple(tuple(caller[io.role]) for io in op.kernel_inputs)
     return CoreInputs(
         op=list(OPS.values()).index(op),
-        inputs=tuple((tuple(problem.shapes[io.role]), problem.dtypes[io.role]) for io in op.kernel_inputs),
+        inputs=inputs,
         output=(tuple(problem.shapes["out"]), problem.dtypes["out"]),
+        logical=logical if logical != tuple(shape for shape, _ in inputs) else None,
         reduction=int(problem.reduction),
         beta=float(problem.attrs.get("beta", 1.0)),
         log_target=bool(problem.attrs.get("log_target", False)),

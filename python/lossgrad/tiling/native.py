@@ -31,7 +31,7 @@ from . import data as td
 
 CORE_DIR = "op_host/tiling_core"
 CAPI_SOURCE = "op_host/tiling_capi/lossgrad_tiling_capi.cpp"
-ABI_VERSION = 1  # lossgrad_tiling_capi.cpp kAbiVersion
+ABI_VERSION = 2  # lossgrad_tiling_capi.cpp kAbiVersion
 MAX_RANK = 8     # lossgrad_tiling::kMaxRank (the generated tables static_assert it against registry.MAX_RANK)
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wpedantic",
             "-Wshadow", "-Wconversion", "-Werror")
@@ -137,8 +137,8 @@ def library() -> ctypes.CDLL:
                                        f"expected {ABI_VERSION}")
             f = lib.lossgrad_tiling_compute
             u32p, u64p = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
-            f.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int64),
-                          ctypes.POINTER(ctypes.c_int32), ctypes.c_int32, ctypes.c_double, ctypes.c_int32,
+            i32p, i64p = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int64)
+            f.argtypes = [ctypes.c_int32, i32p, i64p, i32p, i32p, i64p, ctypes.c_int32, ctypes.c_double, ctypes.c_int32,
                           ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, u32p, u64p, u64p, u64p,
                           ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, u32p, ctypes.c_char_p, ctypes.c_uint32]
             f.restype = ctypes.c_int32
@@ -158,29 +158,34 @@ def _u(value: int, bits: int, what: str) -> int:
     return value
 
 
-def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
-    """lossgrad_tiling::Compute for these Inputs; TilingError when the core refuses them."""
-    lib = library()
-    tensors = [*inputs.inputs, inputs.output]
-    ranks = (ctypes.c_int32 * 4)()
-    dims = (ctypes.c_int64 * (4 * MAX_RANK))()
-    dtypes = (ctypes.c_int32 * 4)()
-    for t, (shape, dtype) in enumerate(tensors):
+def _shapes(shapes: "list[tuple[int, ...]] | tuple[tuple[int, ...], ...]") -> tuple[ctypes.Array, ctypes.Array]:
+    """Ranks and row-major dims (MAX_RANK slots each) of these shapes, as the C ABI takes them."""
+    ranks = (ctypes.c_int32 * len(shapes))()
+    dims = (ctypes.c_int64 * (len(shapes) * MAX_RANK))()
+    for t, shape in enumerate(shapes):
         if len(shape) > MAX_RANK:
             raise TilingError(STATUS_INVALID, f"rank {len(shape)} is above {MAX_RANK}")
         ranks[t] = len(shape)
-        dtypes[t] = dtype.acl_enum
         for d, n in enumerate(shape):
             if not 0 <= n < 1 << 63:
                 raise TilingError(STATUS_INVALID, f"dim {n} is outside int64")
             dims[t * MAX_RANK + d] = n
+    return ranks, dims
+
+
+def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
+    """lossgrad_tiling::Compute for these Inputs; TilingError when the core refuses them."""
+    lib = library()
+    ranks, dims = _shapes([shape for shape, _ in (*inputs.inputs, inputs.output)])
+    dtypes = (ctypes.c_int32 * 4)(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
+    logical_ranks, logical_dims = _shapes(inputs.logical) if inputs.logical is not None else (None, None)
     block_dim, data_size = ctypes.c_uint32(), ctypes.c_uint32()
     key, workspace, ub = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
     capacity = lib.lossgrad_tiling_data_capacity()
     data = (ctypes.c_uint8 * capacity)()
     message = ctypes.create_string_buffer(_MESSAGE_BYTES)
     status = lib.lossgrad_tiling_compute(
-        inputs.op, ranks, dims, dtypes, inputs.reduction, inputs.beta, int(inputs.log_target),
+        inputs.op, ranks, dims, dtypes, logical_ranks, logical_dims, inputs.reduction, inputs.beta, int(inputs.log_target),
         _u(inputs.core_num, 32, "core_num"), _u(inputs.ub_bytes, 64, "ub_bytes"), inputs.npu_arch,
         ctypes.byref(block_dim), ctypes.byref(key), ctypes.byref(workspace), ctypes.byref(ub), data, capacity,
         ctypes.byref(data_size), message, _MESSAGE_BYTES)
