@@ -1,8 +1,8 @@
 // Portable tiling core of ascend-lossgrad: the one interface between CANN's TilingFunc and our tiling algorithm.
 //
 // This header is declarations only. The implementation (op_host/tiling_core/*.cpp) is plain C++17 with no CANN
-// header, so it builds and is tested on any host, and it must produce byte-for-byte the tiling that
-// lossgrad.tiling.plan(call) computes in Python (TilingPlan.block_dim/.tiling_key/.data/.workspace_bytes).
+// header, so it builds and is tested on any host. It is the only implementation of the tiling: the Python package
+// calls it too (lossgrad.tiling.native, through op_host/tiling_capi/lossgrad_tiling_capi.cpp).
 //
 // Callers: the generated op_host/<entry_name>.cpp TilingFunc adapters (lossgrad_op_host.h) fill an Inputs from
 // the gert::TilingContext and platform info, call Compute, and copy a successful Result into the context.

@@ -1,8 +1,9 @@
 """The per-op and per-architecture facts the C++ tiling core needs, rendered as a C++ header from their Python
 source of truth (lossgrad.registry, lossgrad.tiling.ub_plan, lossgrad.tiling, lossgrad.socs, lossgrad.dtypes).
 
-op_host/tiling_core/lossgrad_tiling_core.cpp implements the algorithm of lossgrad.tiling.plan; everything that is a
-*fact* rather than an *algorithm step* comes from `c_tables_header()`, so no figure is restated by hand in C++:
+op_host/tiling_core/lossgrad_tiling_core.cpp is the only implementation of the tiling algorithm (lossgrad.tiling.plan
+calls it through lossgrad.tiling.native); everything that is a *fact* rather than an *algorithm step* comes from
+`c_tables_header()`, so no figure is restated by hand in C++:
 which kernel input has which role, which ops read self, the output-shape rule, the reduction coefficient's numerator
 and divisor rules, the reductions each op accepts, its attributes, the kernels' UB buffer plan (each buffer's count,
 multiplier, element type, divisor and bufMask bit, per op, grad-scalar variant and architecture), the MASK_* bits, the
@@ -12,7 +13,8 @@ UB budget of each architecture (socs ARCHS[npu_arch].ub_kernel_bytes, used by th
 `core_inputs(problem)` is the other half of the interface: the lossgrad_tiling::Inputs a KernelProblem maps to.
 
 The header is generated next to the rendered lossgrad_tiling_data.h of a build (the CANN package gets it as
-op_host/tiling_core/lossgrad_tiling_tables.h through lossgrad.cann.op_host.host_files); it is never committed.
+op_host/tiling_core/lossgrad_tiling_tables.h through lossgrad.cann.op_host.host_files, the native library of
+lossgrad.tiling.native in its build directory); it is never committed.
 """
 from __future__ import annotations
 
@@ -304,8 +306,8 @@ class CoreInputs:
 
 
 def core_inputs(problem: KernelProblem) -> CoreInputs:
-    """The C++ core's Inputs for a problem; the core then computes what lossgrad.tiling.plan(problem) computes (the
-    coefficient it derives itself, from the registry's divisor rules, exactly as validation does)."""
+    """The C++ core's Inputs for a problem (the core derives the coefficient itself, from the registry's divisor rules
+    and the caller's shapes, exactly as validation does; tests/python/tiling checks it against validation's)."""
     op = problem.op
     inputs = tuple((tuple(problem.shapes[io.role]), problem.dtypes[io.role]) for io in op.kernel_inputs)
     caller = problem.caller_shapes or problem.shapes
