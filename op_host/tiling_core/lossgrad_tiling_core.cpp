@@ -388,6 +388,19 @@ uint64_t PerElemScaled(const tb::BufferPlan& plan, const Problem& p, uint32_t ma
     return per_elem;
 }
 
+// The longest tile whose copies stay within the DMA parameter limits (docs/tiling.md): a tile's rows move as one
+// DataCopyPad/DataCopy of at most LOSSGRAD_DMA_MAX_BLOCK_COUNT blocks, and rows <= tileLen / (32 bytes of the
+// narrowest dtype); the UB-side stride in 32-byte blocks is below pitch * sizeof(T) / 32 <= tileLen * 4 / 32 (float
+// is the widest element of any buffer), which 950 limits to LOSSGRAD_DMA_MAX_UB_STRIDE_BLOCKS_950 (applied on every
+// architecture: it binds only beyond 1 MB of UB).
+uint64_t DmaTileLimit(const Problem& p)
+{
+    const uint64_t narrowest = std::min(std::min(p.bytes[0], p.bytes[1]), std::min(p.bytes[2], p.bytes[3]));
+    const uint64_t rows = uint64_t{LOSSGRAD_DMA_MAX_BLOCK_COUNT} * (32 / narrowest);
+    const uint64_t stride = uint64_t{LOSSGRAD_DMA_MAX_UB_STRIDE_BLOCKS_950} * 32 / sizeof(float);
+    return std::min(rows, stride);
+}
+
 // _tile_len: the largest multiple of kTileAlign whose buffer plan fits the UB budget. Bytes per element are counted
 // exactly in 1/kBytesDenominator units. False when the plan does not fit. The result may exceed 32 bits (a budget of
 // gigabytes); Compute rejects such a tile length at the end (tileLen is a uint32_t).
@@ -416,7 +429,7 @@ bool TileLen(const Problem& p, bool grad_scalar, uint32_t mask, uint64_t* tile, 
     if (q < kTileSaturated / 16) {
         elems = q * tb::kBytesDenominator + rem * tb::kBytesDenominator / per_elem;
     }
-    const uint64_t t = elems / tb::kTileAlign * tb::kTileAlign;
+    const uint64_t t = std::min(elems, DmaTileLimit(p)) / tb::kTileAlign * tb::kTileAlign;
     if (t < tb::kTileAlign) {
         Fail(out, Status::kInvalidArgument, "the buffer plan does not fit the UB budget of %llu bytes",
              static_cast<unsigned long long>(p.ub_budget));
@@ -443,6 +456,57 @@ Split SplitUnits(uint64_t total, uint64_t unit, uint64_t want, bool whole)
     const uint64_t units_total = whole ? std::max<uint64_t>(1, total / unit) : CeilDiv(total, unit);
     const uint64_t block_dim = std::max<uint64_t>(1, std::min(want, units_total));
     return Split{block_dim, units_total / block_dim, units_total % block_dim};
+}
+
+// KL reduction split (splitMode LOSSGRAD_SPLIT_KL_REDUCE). Cores own ranges of output elements (units of `unit`;
+// 32-byte blocks of the row when the output keeps the inner dim). When the output has too few units for the cores,
+// `segments` cores share each unit instead, each summing one contiguous segment of its reduced range into a float
+// partial in the workspace; after SyncAll every core sums a range of the partials in segment order (the kernel's
+// two-stage reduction, docs/kernels.md). Only outputs with a single row when they keep the inner dim: one piece per
+// core then covers the core's output elements.
+struct KlSplit {
+    Split split;
+    uint64_t total = 0;     // output elements
+    uint64_t unit = 0;      // elements per unit
+    uint64_t segments = 1;
+    uint64_t max_piece = 0; // out_inner: widest column range of one core (bounds the kernel's row pitch)
+};
+
+// Fewest contributions per segment worth a core of the second-stage split.
+constexpr uint64_t kMinSegmentElems = 256;
+
+KlSplit SplitKl(const Loop& loop, bool out_inner, uint64_t pad, uint64_t out_size, uint64_t want, bool whole,
+                uint64_t tile)
+{
+    const int32_t rank = loop.rank;
+    const uint64_t inner = loop.dims[rank - 1];
+    uint64_t out_rows = 1;
+    uint64_t space = 1;
+    for (int32_t d = 0; d < rank; ++d) {
+        space *= loop.dims[d];
+        if (d < loop.out_rank) {
+            out_rows *= loop.dims[d];
+        }
+    }
+    KlSplit k;
+    k.total = out_rows * (out_inner ? inner : 1);
+    k.unit = out_inner ? pad : (whole ? 32 / out_size : 1);
+    k.split = SplitUnits(k.total, k.unit, want, whole);
+    const uint64_t seg_unit = out_inner ? pad : 8; // a unit's float partial is whole 32-byte blocks
+    const uint64_t groups = k.total == 0 ? 0 : CeilDiv(k.total, seg_unit);
+    const uint64_t reduced = k.total == 0 ? 0 : space / k.total;
+    if (groups > 0 && groups * 2 <= want && (!out_inner || loop.out_rank == 0) && seg_unit <= tile / 2) {
+        const uint64_t segments = std::min(want / groups, reduced / kMinSegmentElems);
+        // SyncAll's UB workspace (32 bytes a core) lives in the float result buffer.
+        if (segments >= 2 && groups * segments * 32 <= tile * 4) {
+            k.split = Split{groups * segments, 1, 0};
+            k.unit = seg_unit;
+            k.segments = segments;
+        }
+    }
+    const uint64_t units = k.split.base + (k.split.extra != 0 ? 1 : 0) + (whole || k.segments > 1 ? 1 : 0);
+    k.max_piece = std::min(inner, units * k.unit);
+    return k;
 }
 
 float ToFloat(double x)
@@ -661,6 +725,14 @@ Status Compute(const Inputs& in, Result* out)
     if (!TileLen(p, grad_scalar, mask, &tile, out)) {
         return out->status;
     }
+    // Cores worth using: each moves at least kMinCoreBytes of output-sized elements of the iteration space.
+    const uint64_t out_size = p.bytes[kOut];
+    uint64_t total = 1;
+    for (int32_t d = 0; d < rank; ++d) {
+        total *= loop.dims[d];
+    }
+    const uint64_t want = std::max<uint64_t>(1, std::min(p.cores, total * out_size / tb::kMinCoreBytes));
+    const bool whole = BlocksOnly(p.npu_arch);
     if (kl_reduce && out_inner && rank - 1 - loop.out_rank == 1) {
         // Each output row sums one run of the reduced dim; when the run fits a tile, keep the tiles of an input
         // broadcast along the output's dims resident (they repeat from one output row to the next).
@@ -682,7 +754,9 @@ Status Compute(const Inputs& in, Result* out)
             if (!TileLen(p, grad_scalar, mask | repeat, &tile2, out)) {
                 return out->status;
             }
-            const uint64_t pitch = CeilDiv(std::min(inner, tile2), pad) * pad;
+            // The kernel's row pitch: one core's widest column piece, at most half a tile (KlSplit, ProcessReduce).
+            const uint64_t piece = SplitKl(loop, out_inner, pad, out_size, want, whole, tile2).max_piece;
+            const uint64_t pitch = CeilDiv(std::min(piece, tile2 / 2 / pad * pad), pad) * pad;
             if (pitch == 0) {
                 return Fail(out, Status::kInternal, "zero row pitch"); // unreachable: E == 0 streams nothing
             }
@@ -694,27 +768,24 @@ Status Compute(const Inputs& in, Result* out)
     }
 
     // Split over cores.
-    const uint64_t out_size = p.bytes[kOut];
-    uint64_t total = 1;
-    for (int32_t d = 0; d < rank; ++d) {
-        total *= loop.dims[d];
-    }
-    const uint64_t want = std::max<uint64_t>(1, std::min(p.cores, total * out_size / tb::kMinCoreBytes));
     uint32_t split_mode = LOSSGRAD_SPLIT_FLAT;
     uint64_t split_total = 0;
     uint64_t unit = pad;
     uint64_t align = 0;
-    const bool whole = BlocksOnly(p.npu_arch);
+    uint64_t segments = 1;
+    uint64_t workspace = 0;
     Split split{};
     if (kl_reduce) {
         split_mode = LOSSGRAD_SPLIT_KL_REDUCE;
-        uint64_t out_rows = 1;
-        for (int32_t d = 0; d < loop.out_rank; ++d) {
-            out_rows *= loop.dims[d];
+        const KlSplit k = SplitKl(loop, out_inner, pad, out_size, want, whole, tile);
+        split_total = k.total;
+        unit = k.unit;
+        split = k.split;
+        segments = k.segments;
+        if (segments > 1) {
+            // SyncAll's GM counters (32 bytes a core), then one float partial row per segment, 32-byte padded.
+            workspace = split.block_dim * 32 + segments * CeilDiv(split_total, 8) * 32;
         }
-        split_total = out_rows * (out_inner ? inner : 1);
-        unit = out_inner ? pad : (whole ? 32 / out_size : 1);
-        split = SplitUnits(split_total, unit, want, whole);
     } else if (has_row_operand &&
                (inner > tile || (inner * out_size >= p.cores * tb::kColumnMinBytes && !stream_rebroadcast))) {
         split_mode = LOSSGRAD_SPLIT_COLUMN;
@@ -773,6 +844,7 @@ Status Compute(const Inputs& in, Result* out)
     td.alignElems = static_cast<uint32_t>(align);
     td.flags = flags;
     td.bufMask = mask;
+    td.segments = static_cast<uint32_t>(segments);
     td.modes = static_cast<uint32_t>(modes[0]) | static_cast<uint32_t>(modes[1]) << 2 |
                static_cast<uint32_t>(modes[2]) << 4;
     td.coef = ToFloat(p.coefficient);
@@ -783,7 +855,7 @@ Status Compute(const Inputs& in, Result* out)
     out->status = Status::kOk;
     out->block_dim = td.blockDim;
     out->tiling_key = (grad_scalar ? tb::kKeyGradScalar : 0) | (kl_reduce ? tb::kKeyKlReduce : 0);
-    out->workspace_bytes = 0;
+    out->workspace_bytes = workspace;
     out->tiling_size = static_cast<uint32_t>(sizeof(td));
     // What the kernel's TPipe allocates at this tile length (tile < 2^32 here, so the product fits 64 bits).
     out->ub_bytes = PerElemScaled(*plan, p, mask) * tile / tb::kBytesDenominator + tb::kFixedBytes;

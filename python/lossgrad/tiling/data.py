@@ -46,6 +46,9 @@ FIELDS: tuple[Field, ...] = (
     Field("flags", "uint32_t", 1, "bit0 log_target, bit1 beta == 0"),
     Field("bufMask", "uint32_t", 1, "buffers of the plan to allocate (tiling/ub_plan.py MASK_* bits)"),
     Field("modes", "uint32_t", 1, "2 bits per input (grad, self, target): 0 stream, 1 row, 2 col, 3 scalar"),
+    Field("segments", "uint32_t", 1, "KL reduction: cores sharing each output piece's reduced range (two-stage "
+                                     "sum through the workspace when > 1)"),
+    Field("reserved", "uint32_t", 1, "zero (keeps the struct a multiple of 8 bytes)"),
     Field("coef", "float", 1, "reduction coefficient (float64 value rounded once)"),
     Field("beta", "float", 1, "SmoothL1 beta"),
     Field("invBeta", "float", 1, "1/(beta*betaScale) in float64, beta being the float32 beta"),

@@ -20,3 +20,4 @@
 #include "twin/adv_sign.h"
 #include "twin/vec_brcb.h"
 #include "twin/utils.h"
+#include "twin/sync_all.h"
