@@ -64,6 +64,14 @@ SPLIT_KL_REDUCE = 2
 
 MODES = ("stream", "row", "col", "scalar")  # operand modes, 2 bits each in `modes`
 
+# DMA parameter limits the tiling keeps every copy within and the kernel asserts (docs/tiling.md "DMA limits").
+# blockCount of DataCopyPad (DataCopyExtParams) and of the strided DataCopy (DataCopyParams) is a uint16_t limited to
+# [0, 4095] on every architecture (asc-devkit docs/zh DataCopyPad（GMToUB/UBToGM非对齐数据搬运）.md, DataCopy).
+DMA_MAX_BLOCK_COUNT = 4095
+# On Ascend 950 the UB-side stride of DataCopyPad (dstStride GM->UB, srcStride UB->GM) is an int64_t limited to
+# [0, 65535] 32-byte blocks (same pages, 约束说明); A2/A3 take up to 2^32 - 1.
+DMA_MAX_UB_STRIDE_BLOCKS_950 = 65535
+
 STRUCT_NAME = "LossGradTilingData"
 _FORMAT = "<" + "".join(f"{f.count}{_FMT[f.ctype]}" for f in FIELDS)
 SIZE = struct.calcsize(_FORMAT)
@@ -109,6 +117,8 @@ def c_header() -> str:
              f"constexpr uint32_t LOSSGRAD_SPLIT_FLAT = {SPLIT_FLAT};",
              f"constexpr uint32_t LOSSGRAD_SPLIT_COLUMN = {SPLIT_COLUMN};",
              f"constexpr uint32_t LOSSGRAD_SPLIT_KL_REDUCE = {SPLIT_KL_REDUCE};",
+             f"constexpr uint32_t LOSSGRAD_DMA_MAX_BLOCK_COUNT = {DMA_MAX_BLOCK_COUNT};",
+             f"constexpr uint32_t LOSSGRAD_DMA_MAX_UB_STRIDE_BLOCKS_950 = {DMA_MAX_UB_STRIDE_BLOCKS_950};",
              *[f"constexpr uint32_t LOSSGRAD_MODE_{m.upper()} = {i};" for i, m in enumerate(MODES)],
              *[f"constexpr uint32_t LOSSGRAD_BUF_{name} = {bit};  // bufMask bit" for bit, name in
                sorted(MASK_NAMES.items())], "",

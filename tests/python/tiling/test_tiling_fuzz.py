@@ -135,9 +135,21 @@ def _plan(case: dict[str, Any]) -> tuple[KernelProblem, TilingPlan] | None:
 # Invariants
 # ---------------------------------------------------------------------------------------------------------------
 
+def _segments(p: TilingPlan) -> int:
+    """KL two-stage reduction: cores sharing each unit of output elements (1: every core owns whole units)."""
+    return int(p.fields.get("segments", 1))
+
+
 def check_split(problem: KernelProblem, p: TilingPlan) -> None:
     f = p.fields
     total_split, unit, base, extra, bd = f["splitTotal"], f["unitElems"], f["baseUnits"], f["extraUnits"], p.block_dim
+    if _segments(p) > 1:
+        # every unit of output elements is summed by `segments` cores (one segment of its reduced range each)
+        assert f["splitMode"] == td.SPLIT_KL_REDUCE and bd == f["blockDim"]
+        assert bd == -(-total_split // unit) * _segments(p) and (base, extra) == (1, 0), (bd, total_split, unit)
+        assert p.workspace_bytes > 0
+        return
+    assert p.workspace_bytes == 0
     whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
     units = _units(problem, p)
     assert bd == f["blockDim"] and bd * base + extra == units and 0 <= extra < bd
@@ -175,6 +187,9 @@ def check_cores(problem: KernelProblem, p: TilingPlan) -> None:
     total = math.prod(f["dims"][:f["rank"]])
     units = _units(problem, p)
     work_bytes = total * out_size  # what the 16 KB rule measures: the whole (broadcast) space, in output bytes
+    if _segments(p) > 1:  # more cores than units of output: as many as the 16 KB rule allows, at least 2 a unit
+        assert 2 <= _segments(p) and bd <= max(1, min(cores, work_bytes // MIN_CORE_BYTES))
+        return
     assert bd == max(1, min(cores, units, work_bytes // MIN_CORE_BYTES))
     if bd == 1:
         return
@@ -204,8 +219,22 @@ def check_ub(problem: KernelProblem, p: TilingPlan) -> None:
         allocated += b.count * (size // b.div)
         per_elem += b.count * b.mult * sizes[b.ctype] / b.div
     assert allocated + ub_plan.FIXED_BYTES == p.ub_bytes <= p.ub_budget
-    # the largest tile: one more TILE_ALIGN step no longer fits
-    assert allocated + per_elem * TILE_ALIGN + ub_plan.FIXED_BYTES > p.ub_budget
+    # the largest tile: one more TILE_ALIGN step no longer fits, or would break a DMA limit (check_dma)
+    assert allocated + per_elem * TILE_ALIGN + ub_plan.FIXED_BYTES > p.ub_budget or \
+        not _dma_ok(problem, tile + TILE_ALIGN)
+
+
+def _dma_ok(problem: KernelProblem, tile: int) -> bool:
+    """A tile's rows are one copy: at most DMA_MAX_BLOCK_COUNT rows of at least 32 bytes of the narrowest dtype each,
+    and a UB-side stride (below the tile's bytes at 4 bytes an element, in 32-byte blocks) within 950's limit."""
+    narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
+    return tile // (32 // narrowest) <= td.DMA_MAX_BLOCK_COUNT and tile * 4 // 32 <= td.DMA_MAX_UB_STRIDE_BLOCKS_950
+
+
+def check_dma(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    assert _dma_ok(problem, f["tileLen"])
+    assert f["tileLen"] // f["padElems"] <= td.DMA_MAX_BLOCK_COUNT  # rows of a tile, each pitch >= padElems
 
 
 def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
@@ -213,7 +242,9 @@ def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
     narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
     assert f["padElems"] * narrowest == 32
     out_inner = f["strideOut"][f["rank"] - 1] != 0
-    if f["splitMode"] == td.SPLIT_KL_REDUCE and not out_inner:
+    if _segments(p) > 1 and not out_inner:
+        assert f["unitElems"] * 4 % 32 == 0  # a unit's float partials are whole 32-byte blocks of the workspace
+    elif f["splitMode"] == td.SPLIT_KL_REDUCE and not out_inner:
         # output elements one by one, or whole 32-byte output blocks where the kernel writes only those (310P/910)
         whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
         assert f["unitElems"] == (32 // problem.dtypes["out"].itemsize if whole else 1)
@@ -294,7 +325,7 @@ def check_constants(problem: KernelProblem, p: TilingPlan) -> None:
     assert f["flags"] == flags
 
 
-CHECKS = (check_split, check_cores, check_ub, check_alignment, check_loop, check_packing, check_constants)
+CHECKS = (check_split, check_cores, check_ub, check_dma, check_alignment, check_loop, check_packing, check_constants)
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -330,9 +361,11 @@ def test_tiling_invariants(chunk: int) -> None:
             seen["kernel views"] += 1
         if case["custom"] is not None:
             seen["custom part"] += 1
+            if not _dma_ok(problem, p.fields["tileLen"] + TILE_ALIGN):
+                seen["tile at a DMA limit"] += 1
     assert seen["planned"] >= CASES_PER_CHUNK // 2, seen
     for key in ("split 0", "split 1", "split 2", "multi-core", "beyond 2^32", "element-checked", "kernel views",
-                "custom part",
+                "custom part", "tile at a DMA limit",
                 *(f"op {name}" for name in OPS)):
         assert seen[key] > 0, (key, seen)
 
