@@ -195,8 +195,6 @@ CORE_REFUSES = [
      dict(op="l1_loss_backward", shapes=SAME, out_shape=(4, 5), ub=100)),
     ("UB budget below the buffer plan", "does not fit the UB budget",
      dict(op="l1_loss_backward", shapes=SAME, out_shape=(4, 5), ub=4096)),
-    ("tile length beyond 32 bits", "beyond 32 bits",
-     dict(op="l1_loss_backward", shapes=SAME, out_shape=(4, 5), ub=1 << 40)),
     ("kernel view larger than its logical shape", "kernel view",
      dict(op="l1_loss_backward", shapes=SAME, out_shape=(4, 5),
           logical={"grad": (1, 5), "self": (4, 5), "target": (4, 5)})),
@@ -214,6 +212,13 @@ def test_python_side_refuses_what_the_abi_cannot_carry() -> None:
     for kw in (dict(shapes={"grad": (4, -5), "self": (4, 5), "target": (4, 5)}, out_shape=(4, 5)),
                dict(shapes=SAME, out_shape=(4, 5), cores=1 << 32), dict(shapes=SAME, out_shape=(4, 5), ub=-1)):
         assert refused(inputs("l1_loss_backward", **kw)).status == native.STATUS_INVALID
+
+
+def test_a_huge_ub_budget_gives_a_dma_bounded_tile() -> None:
+    """A terabyte of UB: the tile stops at the DMA limits (docs/tiling.md), far below tileLen's 32 bits."""
+    res = native.compute(inputs("l1_loss_backward", {r: (1 << 20, 64) for r in SAME}, (1 << 20, 64), ub=1 << 40))
+    f = td.unpack(res.data)
+    assert f["tileLen"] // f["padElems"] <= td.DMA_MAX_BLOCK_COUNT and res.ub_bytes < 16 << 20
 
 
 def test_core_refuses_spaces_beyond_its_limit() -> None:
