@@ -492,13 +492,15 @@ KlSplit SplitKl(const Loop& loop, bool out_inner, uint64_t pad, uint64_t out_siz
     k.total = out_rows * (out_inner ? inner : 1);
     k.unit = out_inner ? pad : (whole ? 32 / out_size : 1);
     k.split = SplitUnits(k.total, k.unit, want, whole);
-    const uint64_t seg_unit = out_inner ? pad : 8; // a unit's float partial is whole 32-byte blocks
+    const uint64_t seg_unit = out_inner ? pad : 1;
     const uint64_t groups = k.total == 0 ? 0 : CeilDiv(k.total, seg_unit);
     const uint64_t reduced = k.total == 0 ? 0 : space / k.total;
     if (groups > 0 && groups * 2 <= want && (!out_inner || loop.out_rank == 0) && seg_unit <= tile / 2) {
         const uint64_t segments = std::min(want / groups, reduced / kMinSegmentElems);
         // SyncAll's UB workspace (32 bytes a core) lives in the float result buffer.
-        if (segments >= 2 && groups * segments * 32 <= tile * 4) {
+        // The second stage loads a unit's partials of every segment at once into an input buffer (>= tile / 2
+        // floats).
+        if (segments >= 2 && groups * segments * 32 <= tile * 4 && segments * CeilDiv(seg_unit, 8) * 8 <= tile / 2) {
             k.split = Split{groups * segments, 1, 0};
             k.unit = seg_unit;
             k.segments = segments;
@@ -754,13 +756,14 @@ Status Compute(const Inputs& in, Result* out)
             if (!TileLen(p, grad_scalar, mask | repeat, &tile2, out)) {
                 return out->status;
             }
-            // The kernel's row pitch: one core's widest column piece, at most half a tile (KlSplit, ProcessReduce).
+            // The kernel's row pitch: one core's widest column piece, at most a quarter tile; a tile holds
+            // tile / pitch - 2 rows (the running row and its compensation share the accumulator: ProcessReduce).
             const uint64_t piece = SplitKl(loop, out_inner, pad, out_size, want, whole, tile2).max_piece;
-            const uint64_t pitch = CeilDiv(std::min(piece, tile2 / 2 / pad * pad), pad) * pad;
+            const uint64_t pitch = CeilDiv(std::min(piece, tile2 / 4), pad) * pad;
             if (pitch == 0) {
                 return Fail(out, Status::kInternal, "zero row pitch"); // unreachable: E == 0 streams nothing
             }
-            if (loop.dims[rank - 2] <= tile2 / pitch) {
+            if (loop.dims[rank - 2] + 2 <= tile2 / pitch) {
                 mask |= repeat;
                 tile = tile2;
             }
@@ -783,8 +786,9 @@ Status Compute(const Inputs& in, Result* out)
         split = k.split;
         segments = k.segments;
         if (segments > 1) {
-            // SyncAll's GM counters (32 bytes a core), then one float partial row per segment, 32-byte padded.
-            workspace = split.block_dim * 32 + segments * CeilDiv(split_total, 8) * 32;
+            // SyncAll's GM counters (32 bytes a core), then a slot of partials per core: its unit's floats,
+            // padded to whole 32-byte blocks.
+            workspace = split.block_dim * 32 + split.block_dim * CeilDiv(unit, 8) * 32;
         }
     } else if (has_row_operand &&
                (inner > tile || (inner * out_size >= p.cores * tb::kColumnMinBytes && !stream_rebroadcast))) {
