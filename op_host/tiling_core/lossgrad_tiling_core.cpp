@@ -225,7 +225,8 @@ struct Loop {
     int32_t out_rank = 0;
 };
 
-// reread_bytes(order, dims, present, sizes) over the read inputs.
+// GM bytes the read inputs cost in this loop order: an input is read again for every index of a dim it is
+// broadcast along that lies outside one of its own dims (inside all of them, its tiles stay resident).
 uint64_t RereadBytes(const int32_t* order, int32_t n, const uint64_t* dims, const bool (*present)[kMaxRank],
                      const uint64_t* sizes, const bool* reads)
 {
@@ -329,8 +330,8 @@ void BuildLoop(const Problem& p, Loop* loop)
         }
         loop->out_rank = rows;
     } else {
-        // _cheapest_order: every permutation of the row dims in lexicographic order (itertools.permutations of the
-        // sorted identity), keeping the first one with the fewest re-read bytes.
+        // Every permutation of the row dims in lexicographic order (from the sorted identity), keeping the first
+        // one with the fewest re-read bytes.
         uint64_t sizes[3] = {};
         for (int32_t r = 0; r < 3; ++r) {
             sizes[r] = p.reads[r] ? Numel(p.shapes[r]) * p.bytes[r] : 0;
@@ -401,8 +402,8 @@ uint64_t DmaTileLimit(const Problem& p)
     return std::min(rows, stride);
 }
 
-// _tile_len: the largest multiple of kTileAlign whose buffer plan fits the UB budget. Bytes per element are counted
-// exactly in 1/kBytesDenominator units. False when the plan does not fit. The result may exceed 32 bits (a budget of
+// The largest multiple of kTileAlign whose buffer plan fits the UB budget, within the DMA limits. Bytes per
+// element are counted exactly in 1/kBytesDenominator units. False when the plan does not fit. The result may exceed 32 bits (a budget of
 // gigabytes); Compute rejects such a tile length at the end (tileLen is a uint32_t).
 bool TileLen(const Problem& p, bool grad_scalar, uint32_t mask, uint64_t* tile, Result* out)
 {
@@ -450,7 +451,8 @@ uint64_t CeilDiv(uint64_t a, uint64_t b)
     return a / b + (a % b != 0 ? 1 : 0);
 }
 
-// tiling._split: `whole` counts whole units only (the last core, which ends the space, takes the partial one).
+// Balanced units over cores. `whole` counts whole units only (the last core, which ends the space, takes the
+// partial one).
 Split SplitUnits(uint64_t total, uint64_t unit, uint64_t want, bool whole)
 {
     const uint64_t units_total = whole ? std::max<uint64_t>(1, total / unit) : CeilDiv(total, unit);
