@@ -38,8 +38,8 @@ __attribute__((visibility("default"))) uint32_t lossgrad_tiling_data_capacity()
 
 // ranks[4] and dims[4 * kMaxRank]: the three kernel inputs in the op's kernel input order, then the output;
 // dtypes[4] likewise (ge::DataType numbers). logical_ranks[3] and logical_dims[3 * kMaxRank], or null: the inputs'
-// shapes as the caller sees them when the inputs are kernel views (Inputs::logical). Returns lossgrad_tiling::Status; on kOk fills every output, otherwise
-// only `message`. Never throws: an exception from the core becomes kInternal with its text.
+// shapes as the caller sees them when the inputs are kernel views (Inputs::logical). Returns
+// lossgrad_tiling::Status; on kOk fills every output, otherwise only `message`. Never throws: an exception from the core becomes kInternal with its text.
 __attribute__((visibility("default"))) int32_t lossgrad_tiling_compute(
     int32_t op, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes, const int32_t* logical_ranks,
     const int64_t* logical_dims, int32_t reduction, double beta,

@@ -403,8 +403,7 @@ uint64_t DmaTileLimit(const Problem& p)
 }
 
 // The largest multiple of kTileAlign whose buffer plan fits the UB budget, within the DMA limits. Bytes per
-// element are counted exactly in 1/kBytesDenominator units. False when the plan does not fit. The result may exceed 32 bits (a budget of
-// gigabytes); Compute rejects such a tile length at the end (tileLen is a uint32_t).
+// element are counted exactly in 1/kBytesDenominator units. False when the plan does not fit.
 bool TileLen(const Problem& p, bool grad_scalar, uint32_t mask, uint64_t* tile, Result* out)
 {
     const tb::BufferPlan* plan = FindPlan(p.op_index, grad_scalar, p.npu_arch);

@@ -185,7 +185,8 @@ def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
     data = (ctypes.c_uint8 * capacity)()
     message = ctypes.create_string_buffer(_MESSAGE_BYTES)
     status = lib.lossgrad_tiling_compute(
-        inputs.op, ranks, dims, dtypes, logical_ranks, logical_dims, inputs.reduction, inputs.beta, int(inputs.log_target),
+        inputs.op, ranks, dims, dtypes, logical_ranks, logical_dims, inputs.reduction, inputs.beta,
+        int(inputs.log_target),
         _u(inputs.core_num, 32, "core_num"), _u(inputs.ub_bytes, 64, "ub_bytes"), inputs.npu_arch,
         ctypes.byref(block_dim), ctypes.byref(key), ctypes.byref(workspace), ctypes.byref(ub), data, capacity,
         ctypes.byref(data_size), message, _MESSAGE_BYTES)
