@@ -493,18 +493,27 @@ KlSplit SplitKl(const Loop& loop, bool out_inner, uint64_t pad, uint64_t out_siz
     k.total = out_rows * (out_inner ? inner : 1);
     k.unit = out_inner ? pad : (whole ? 32 / out_size : 1);
     k.split = SplitUnits(k.total, k.unit, want, whole);
+    // Groups of m units (m a power of two) share the cores: the m that keeps most cores busy, the smallest of
+    // equals. A group's sums stay in UB: at most a quarter tile of columns, or 32 output elements (ProcessReduce).
     const uint64_t seg_unit = out_inner ? pad : 1;
-    const uint64_t groups = k.total == 0 ? 0 : CeilDiv(k.total, seg_unit);
+    const uint64_t group_cap = out_inner ? tile / 4 : 32;
     const uint64_t reduced = k.total == 0 ? 0 : space / k.total;
-    if (groups > 0 && groups * 2 <= want && (!out_inner || loop.out_rank == 0) && seg_unit <= tile / 2) {
+    const bool eligible = k.total > 0 && CeilDiv(k.total, k.unit) * 2 <= want && (!out_inner || loop.out_rank == 0);
+    uint64_t best = k.split.block_dim;
+    for (uint64_t g_unit = seg_unit; eligible && g_unit <= group_cap; g_unit *= 2) {
+        const uint64_t groups = CeilDiv(k.total, g_unit);
         const uint64_t segments = std::min(want / groups, reduced / kMinSegmentElems);
-        // SyncAll's UB workspace (32 bytes a core) lives in the float result buffer.
-        // The second stage loads a unit's partials of every segment at once into an input buffer (>= tile / 2
-        // floats).
-        if (segments >= 2 && groups * segments * 32 <= tile * 4 && segments * CeilDiv(seg_unit, 8) * 8 <= tile / 2) {
+        // SyncAll's UB workspace (32 bytes a core) lives in the float result buffer; the second stage loads a
+        // group's partials of every segment at once into an input buffer (>= tile / 2 floats).
+        if (segments >= 2 && groups * segments > best && groups * segments * 32 <= tile * 4 &&
+            segments * CeilDiv(g_unit, 8) * 8 <= tile / 2) {
+            best = groups * segments;
             k.split = Split{groups * segments, 1, 0};
-            k.unit = seg_unit;
+            k.unit = g_unit;
             k.segments = segments;
+        }
+        if (groups == 1) {
+            break;
         }
     }
     const uint64_t units = k.split.base + (k.split.extra != 0 ? 1 : 0) + (whole || k.segments > 1 ? 1 : 0);
