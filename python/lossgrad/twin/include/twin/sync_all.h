@@ -154,7 +154,6 @@ inline void SoftSyncAll(const AscendC::GlobalTensor<int32_t>& gm, const TensorRe
     if (gm.GetSize() != 0 && gm.GetSize() * sizeof(int32_t) < bytes)
         Fault(api, "gmWorkspace holds %llu bytes; SyncAll needs usedCores * 32 = %llu",
               (unsigned long long)(gm.GetSize() * sizeof(int32_t)), (unsigned long long)bytes);
-    if (reinterpret_cast<uintptr_t>(base) % 32 != 0) Fault(api, "gmWorkspace is not 32-byte aligned");
     const int buf = FindGm(api, base, bytes);
     const uint64_t off = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(base) - Rt().gm[buf].base);
     Scheduler& s = Sched();
