@@ -66,8 +66,15 @@ def test_work_within_the_same_shape_call(case: str, soc: str) -> None:
     assert dma <= DMA_FACTOR * base_dma, (dma / base_dma)
     # Every core of the part, and every core reads its share of the target.
     assert run.report.block_dim == call.soc.cores
-    target = run.report.buffers[[io.role for io in call.op.kernel_inputs].index("target")]
+    roles = [io.role for io in call.op.kernel_inputs]
+    target = run.report.buffers[roles.index("target")]
     assert all(c.read > 0 for c in target.by_core)
+    # GM traffic at the minimum: grad and target (full-shape here) are read once in total, the output written once.
+    for role in ("grad", "target"):
+        buf = run.report.buffers[roles.index(role)]
+        assert buf.read_bytes == buf.read_distinct == run.inputs[role].nbytes, role
+    out = run.report.buffers[len(roles)]
+    assert out.write_bytes == out.write_distinct == run.output.nbytes
     result = compare(run.output, _golden(arrays), DType.FLOAT32)
     assert result.passed, result
 
