@@ -9,10 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from lossgrad import golden
+from lossgrad import codegen, golden
 from lossgrad.precision import THRESHOLDS, compare
 from lossgrad.dtypes import DType
-from lossgrad.runners.twin import TwinRun, run_twin
+from lossgrad.runners.twin import TwinRun, clear_bundles, run_twin, use_bundle
+from lossgrad.twin.build import cache_root
 from lossgrad.socs import VERIFY_DEFAULT_SOCS
 from lossgrad.validation import Call, validate
 
@@ -106,6 +107,24 @@ def test_one_output_is_written_once_by_one_core() -> None:
     assert sum(1 for c in out.by_core if c.write) == 1
     ws = run.report.buffers[outputs + 1]
     assert ws.size == run.plan.workspace_bytes
+
+
+def test_two_stage_from_a_bundle() -> None:
+    """`lossgrad verify` launches kernels from bundles, whose entry picks the kernel by the tiling key it then
+    narrows: the key must stay each core's own while cores wait in SyncAll (a core resuming after another core's
+    entry ran the wrong kernel)."""
+    call, arrays = _call((1,), (100, 100), "Ascend910B1")
+    f32 = {r: DType.FLOAT32 for r in codegen.ROLES}
+    f16 = {**f32, "target": DType.FLOAT16}
+    source = codegen.cached_bundle([("kl_div_backward", f16), ("kl_div_backward", f32)], cache_root())
+    use_bundle(source, [("kl_div_backward", f16), ("kl_div_backward", f32)], ["Ascend910B1"])
+    try:
+        run = run_twin(call)
+    finally:
+        clear_bundles()
+    assert run.plan.fields["segments"] > 1
+    result = compare(run.output, _golden(arrays), DType.FLOAT32)
+    assert result.passed, result
 
 
 def _long_sum(log2_terms: int, soc: str) -> tuple[float, float, TwinRun]:

@@ -2,7 +2,8 @@
 //
 // The launcher runs each core on its own thread, but only the core holding the baton runs, so the twin stays
 // sequential and deterministic: core 0 runs until it ends or waits in SyncAll, then the next core that has not
-// ended, and so on (a kernel without SyncAll runs core 0, 1, ... to completion, as before). A core that waits in
+// ended, and so on (a kernel without SyncAll runs core 0, 1, ... to completion, as before). What is per core on
+// the device moves with the baton: the CoreState, the live TPipe and TILING_KEY_VAR. A core that waits in
 // SyncAll hands the baton on and re-checks its condition when the baton comes back; when every core still running
 // waits and none can pass, the launch faults (a hang on hardware), never hangs.
 //
@@ -57,6 +58,7 @@ struct Scheduler {
     std::vector<uint8_t> done, stalled;
     std::vector<CoreState*> core;
     std::vector<AscendC::TPipe*> pipe;
+    std::vector<uint64_t> key;  // each core's TILING_KEY_VAR (a per-core value a kernel may change)
     std::vector<SyncRange> syncRanges;  // GM bytes used as SyncAll workspaces in this launch
 };
 
@@ -68,6 +70,7 @@ inline Scheduler& Sched() {
 // With s.m held: the baton goes to the next core (cyclic) that has not ended.
 inline void PassTurnLocked(Scheduler& s, int idx) {
     s.pipe[idx] = AscendC::TwinCurrentPipe();
+    s.key[idx] = Rt().tilingKey;
     s.turn = -1;
     for (int k = 1; k <= s.n; ++k) {
         const int j = (idx + k) % s.n;
@@ -83,6 +86,7 @@ inline void WaitTurnLocked(Scheduler& s, std::unique_lock<std::mutex>& lk, int i
     s.cv.wait(lk, [&] { return s.turn == idx; });
     Rt().core = s.core[idx];
     AscendC::TwinCurrentPipe() = s.pipe[idx];
+    Rt().tilingKey = s.key[idx];
 }
 
 inline void ClearStallsLocked(Scheduler& s) { std::fill(s.stalled.begin(), s.stalled.end(), 0); }
@@ -106,6 +110,7 @@ template <typename Body> inline void RunCores(int n, std::vector<CoreState>& cor
     s.core.assign(n, nullptr);
     for (int i = 0; i < n; ++i) s.core[i] = &cores[i];
     s.pipe.assign(n, nullptr);
+    s.key.assign(n, Rt().tilingKey);
     s.syncRanges.clear();
     AscendC::TwinSysWorkspace() = nullptr;
     std::vector<std::thread> threads;
