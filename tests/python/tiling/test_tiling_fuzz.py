@@ -242,8 +242,11 @@ def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
     narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
     assert f["padElems"] * narrowest == 32
     out_inner = f["strideOut"][f["rank"] - 1] != 0
-    if _segments(p) > 1 and not out_inner:
-        assert f["unitElems"] >= 1  # KL two-stage: the unit of output elements is the kernel's (docs/kernels.md)
+    if _segments(p) > 1:
+        # KL two-stage: groups of m units, m a power of two (docs/kernels.md, "KL reduction"): 32-byte blocks of
+        # columns when the inner dim is kept, else output elements.
+        m = f["unitElems"] // f["padElems"] if out_inner else f["unitElems"]
+        assert m >= 1 and m & (m - 1) == 0 and (not out_inner or f["unitElems"] % f["padElems"] == 0)
     elif f["splitMode"] == td.SPLIT_KL_REDUCE and not out_inner:
         # output elements one by one, or whole 32-byte output blocks where the kernel writes only those (310P/910)
         whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
