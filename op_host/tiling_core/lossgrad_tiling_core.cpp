@@ -463,8 +463,7 @@ Split SplitUnits(uint64_t total, uint64_t unit, uint64_t want, bool whole)
 // 32-byte blocks of the row when the output keeps the inner dim). When the output has too few units for the cores,
 // `segments` cores share each unit instead, each summing one contiguous segment of its reduced range into a float
 // partial in the workspace; after SyncAll every core sums a range of the partials in segment order (the kernel's
-// two-stage reduction, docs/kernels.md). Only outputs with a single row when they keep the inner dim: one piece per
-// core then covers the core's output elements.
+// two-stage reduction, docs/kernels.md).
 struct KlSplit {
     Split split;
     uint64_t total = 0;     // output elements
@@ -496,9 +495,10 @@ KlSplit SplitKl(const Loop& loop, bool out_inner, uint64_t pad, uint64_t out_siz
     // Groups of m units (m a power of two) share the cores: the m that keeps most cores busy, the smallest of
     // equals. A group's sums stay in UB: at most a quarter tile of columns, or 32 output elements (ProcessReduce).
     const uint64_t seg_unit = out_inner ? pad : 1;
-    const uint64_t group_cap = out_inner ? tile / 4 : 32;
+    // Several output rows with the inner dim kept: the group's sums are staged in 64 lanes of the accumulator.
+    const uint64_t group_cap = out_inner ? (loop.out_rank > 0 ? 64 : tile / 4) : 32;
     const uint64_t reduced = k.total == 0 ? 0 : space / k.total;
-    const bool eligible = k.total > 0 && CeilDiv(k.total, k.unit) * 2 <= want && (!out_inner || loop.out_rank == 0);
+    const bool eligible = k.total > 0 && CeilDiv(k.total, k.unit) * 2 <= want;
     uint64_t best = k.split.block_dim;
     for (uint64_t g_unit = seg_unit; eligible && g_unit <= group_cap; g_unit *= 2) {
         const uint64_t groups = CeilDiv(k.total, g_unit);
@@ -773,7 +773,7 @@ Status Compute(const Inputs& in, Result* out)
             if (pitch == 0) {
                 return Fail(out, Status::kInternal, "zero row pitch"); // unreachable: E == 0 streams nothing
             }
-            if (loop.dims[rank - 2] + 2 <= tile2 / pitch) {
+            if (loop.dims[rank - 2] + 2 + CeilDiv(64, pitch) <= tile2 / pitch) { // + a two-stage group's staging
                 mask |= repeat;
                 tile = tile2;
             }

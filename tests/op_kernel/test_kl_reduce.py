@@ -96,6 +96,19 @@ def test_one_element_on_every_core_bit_reproducible(soc: str) -> None:
     assert result.passed, result
 
 
+@pytest.mark.parametrize("soc", ["Ascend910B1", "Ascend310P3"])
+def test_few_outputs_over_several_rows_use_every_core(soc: str) -> None:
+    """self (4, 1, 2) against target (4, 250000, 2): 8 output elements over four rows, the inner dim kept. Every
+    core sums a segment (a group's pieces span rows and are staged); no work bound: rows of 2 columns are padded to
+    a 32-byte pitch (docs/kernels.md, known limits)."""
+    call, arrays = _call((4, 1, 2), (4, 250000, 2), soc)
+    run = run_twin(call)
+    assert run.report.block_dim == call.soc.cores and run.plan.fields["segments"] > 1
+    assert run.output.tobytes() == run_twin(call, auto_sync=False).output.tobytes()
+    result = compare(run.output, _golden(arrays), DType.FLOAT32)
+    assert result.passed, result
+
+
 def test_one_output_is_written_once_by_one_core() -> None:
     """The second stage writes each output byte once: one core writes the single element; the workspace holds
     every core's partial slot and counters."""
