@@ -1,8 +1,8 @@
 // Portable tiling core of ascend-lossgrad: the one interface between CANN's TilingFunc and our tiling algorithm.
 //
 // This header is declarations only. The implementation (op_host/tiling_core/*.cpp) is plain C++17 with no CANN
-// header, so it builds and is tested on any host, and it must produce byte-for-byte the tiling that
-// lossgrad.tiling.plan(call) computes in Python (TilingPlan.block_dim/.tiling_key/.data/.workspace_bytes).
+// header, so it builds and is tested on any host. It is the only implementation of the tiling: the Python package
+// calls it too (lossgrad.tiling.native, through op_host/tiling_capi/lossgrad_tiling_capi.cpp).
 //
 // Callers: the generated op_host/<entry_name>.cpp TilingFunc adapters (lossgrad_op_host.h) fill an Inputs from
 // the gert::TilingContext and platform info, call Compute, and copy a successful Result into the context.
@@ -58,6 +58,11 @@ struct Inputs {
     // argument order. The role of each position (grad/self/target) is fixed per op by the registry.
     TensorDesc inputs[kNumInputs];
     TensorDesc output;
+    // The inputs' shapes as the caller sees them, when `inputs` are kernel views: buffers in which dims a broadcast
+    // view repeats are 1 (the Python runners pass those to read each element once). The iteration space and the
+    // reduction's divisor come from these; strides from `inputs`. false (CANN: whole tensors): `inputs` themselves.
+    bool has_logical;
+    TensorDesc logical[kNumInputs];
     Reduction reduction;
     double beta;       // SmoothL1 only (kernel attr of the registry's beta AttrSpec); 1.0 for the other ops
     bool log_target;   // KL only; false for the other ops
@@ -86,6 +91,7 @@ struct Result {
     uint32_t block_dim;       // >= 1 on success (never 0; an empty output still launches one core)
     uint64_t tiling_key;      // for TILING_KEY_IS() in the kernel
     uint64_t workspace_bytes; // user workspace only; CANN's system workspace is added by the adapter
+    uint64_t ub_bytes;        // UB bytes the kernel's buffer plan allocates at tileLen (<= Inputs::ub_bytes)
     uint32_t tiling_size;     // bytes of tiling_data in use; == sizeof(LossGradTilingData) on success
     uint8_t tiling_data[kMaxTilingDataBytes]; // the packed LossGradTilingData (host byte order, as memcpy'd)
     char message[kMessageBytes];              // NUL-terminated reason when status != kOk

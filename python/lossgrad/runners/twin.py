@@ -62,10 +62,18 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False) ->
                         "elements...")
     out = np.empty(call.out_shape, dtype=call.out_dtype.np_dtype)
     out.reshape(-1).view(np.uint8)[:] = UNWRITTEN
-    gm = args.ordered(call) + [out, np.zeros(0, np.uint8), args.tiling.data]
+    gm = args.ordered(call) + [out, workspace(args.tiling.workspace_bytes), args.tiling.data]
     report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
                         auto_sync=auto_sync, timing=timing)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)
+
+
+def workspace(size: int) -> np.ndarray:
+    """The user workspace the tiling asks for, as CANN hands it over: uninitialised (filled with 0xFF here, so a
+    kernel that relies on zeros fails) and 64-byte aligned like a device allocation."""
+    raw = np.full(size + 64, 0xFF, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + size]
 
 
 # Bundles: `lossgrad verify` builds one library per architecture holding every kernel its cases need

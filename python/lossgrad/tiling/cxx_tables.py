@@ -1,8 +1,9 @@
 """The per-op and per-architecture facts the C++ tiling core needs, rendered as a C++ header from their Python
 source of truth (lossgrad.registry, lossgrad.tiling.ub_plan, lossgrad.tiling, lossgrad.socs, lossgrad.dtypes).
 
-op_host/tiling_core/lossgrad_tiling_core.cpp implements the algorithm of lossgrad.tiling.plan; everything that is a
-*fact* rather than an *algorithm step* comes from `c_tables_header()`, so no figure is restated by hand in C++:
+op_host/tiling_core/lossgrad_tiling_core.cpp is the only implementation of the tiling algorithm (lossgrad.tiling.plan
+calls it through lossgrad.tiling.native); everything that is a *fact* rather than an *algorithm step* comes from
+`c_tables_header()`, so no figure is restated by hand in C++:
 which kernel input has which role, which ops read self, the output-shape rule, the reduction coefficient's numerator
 and divisor rules, the reductions each op accepts, its attributes, the kernels' UB buffer plan (each buffer's count,
 multiplier, element type, divisor and bufMask bit, per op, grad-scalar variant and architecture), the MASK_* bits, the
@@ -12,7 +13,8 @@ UB budget of each architecture (socs ARCHS[npu_arch].ub_kernel_bytes, used by th
 `core_inputs(problem)` is the other half of the interface: the lossgrad_tiling::Inputs a KernelProblem maps to.
 
 The header is generated next to the rendered lossgrad_tiling_data.h of a build (the CANN package gets it as
-op_host/tiling_core/lossgrad_tiling_tables.h through lossgrad.cann.op_host.host_files); it is never committed.
+op_host/tiling_core/lossgrad_tiling_tables.h through lossgrad.cann.op_host.host_files, the native library of
+lossgrad.tiling.native in its build directory); it is never committed.
 """
 from __future__ import annotations
 
@@ -292,6 +294,9 @@ class CoreInputs:
     op: int                                          # OpId: position in registry.OPS
     inputs: tuple[tuple[tuple[int, ...], DType], ...]  # (shape, dtype) in the kernel's input order
     output: tuple[tuple[int, ...], DType]
+    # The inputs' shapes as the caller passed them (kernel input order), when `inputs` are kernel views of other
+    # shapes (Inputs::logical); None when they are the tensors themselves, as in CANN's TilingFunc.
+    logical: tuple[tuple[int, ...], ...] | None
     reduction: int                                   # aclnn's integer
     beta: float                                      # 1.0 for ops without a beta attribute
     log_target: bool
@@ -301,13 +306,17 @@ class CoreInputs:
 
 
 def core_inputs(problem: KernelProblem) -> CoreInputs:
-    """The C++ core's Inputs for a problem; the core then computes what lossgrad.tiling.plan(problem) computes (the
-    coefficient it derives itself, from the registry's divisor rules, exactly as validation does)."""
+    """The C++ core's Inputs for a problem (the core derives the coefficient itself, from the registry's divisor rules
+    and the caller's shapes, exactly as validation does; tests/python/tiling checks it against validation's)."""
     op = problem.op
+    inputs = tuple((tuple(problem.shapes[io.role]), problem.dtypes[io.role]) for io in op.kernel_inputs)
+    caller = problem.caller_shapes or problem.shapes
+    logical = tuple(tuple(caller[io.role]) for io in op.kernel_inputs)
     return CoreInputs(
         op=list(OPS.values()).index(op),
-        inputs=tuple((tuple(problem.shapes[io.role]), problem.dtypes[io.role]) for io in op.kernel_inputs),
+        inputs=inputs,
         output=(tuple(problem.shapes["out"]), problem.dtypes["out"]),
+        logical=logical if logical != tuple(shape for shape, _ in inputs) else None,
         reduction=int(problem.reduction),
         beta=float(problem.attrs.get("beta", 1.0)),
         log_target=bool(problem.attrs.get("log_target", False)),

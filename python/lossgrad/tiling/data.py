@@ -46,6 +46,9 @@ FIELDS: tuple[Field, ...] = (
     Field("flags", "uint32_t", 1, "bit0 log_target, bit1 beta == 0"),
     Field("bufMask", "uint32_t", 1, "buffers of the plan to allocate (tiling/ub_plan.py MASK_* bits)"),
     Field("modes", "uint32_t", 1, "2 bits per input (grad, self, target): 0 stream, 1 row, 2 col, 3 scalar"),
+    Field("segments", "uint32_t", 1, "KL reduction: cores sharing each output piece's reduced range (two-stage "
+                                     "sum through the workspace when > 1)"),
+    Field("reserved", "uint32_t", 1, "zero (keeps the struct a multiple of 8 bytes)"),
     Field("coef", "float", 1, "reduction coefficient (float64 value rounded once)"),
     Field("beta", "float", 1, "SmoothL1 beta"),
     Field("invBeta", "float", 1, "1/(beta*betaScale) in float64, beta being the float32 beta"),
@@ -60,6 +63,14 @@ SPLIT_COLUMN = 1
 SPLIT_KL_REDUCE = 2
 
 MODES = ("stream", "row", "col", "scalar")  # operand modes, 2 bits each in `modes`
+
+# DMA parameter limits the tiling keeps every copy within and the kernel asserts (docs/tiling.md "DMA limits").
+# blockCount of DataCopyPad (DataCopyExtParams) and of the strided DataCopy (DataCopyParams) is a uint16_t limited to
+# [0, 4095] on every architecture (asc-devkit docs/zh DataCopyPad（GMToUB/UBToGM非对齐数据搬运）.md, DataCopy).
+DMA_MAX_BLOCK_COUNT = 4095
+# On Ascend 950 the UB-side stride of DataCopyPad (dstStride GM->UB, srcStride UB->GM) is an int64_t limited to
+# [0, 65535] 32-byte blocks (same pages, 约束说明); A2/A3 take up to 2^32 - 1.
+DMA_MAX_UB_STRIDE_BLOCKS_950 = 65535
 
 STRUCT_NAME = "LossGradTilingData"
 _FORMAT = "<" + "".join(f"{f.count}{_FMT[f.ctype]}" for f in FIELDS)
@@ -106,6 +117,8 @@ def c_header() -> str:
              f"constexpr uint32_t LOSSGRAD_SPLIT_FLAT = {SPLIT_FLAT};",
              f"constexpr uint32_t LOSSGRAD_SPLIT_COLUMN = {SPLIT_COLUMN};",
              f"constexpr uint32_t LOSSGRAD_SPLIT_KL_REDUCE = {SPLIT_KL_REDUCE};",
+             f"constexpr uint32_t LOSSGRAD_DMA_MAX_BLOCK_COUNT = {DMA_MAX_BLOCK_COUNT};",
+             f"constexpr uint32_t LOSSGRAD_DMA_MAX_UB_STRIDE_BLOCKS_950 = {DMA_MAX_UB_STRIDE_BLOCKS_950};",
              *[f"constexpr uint32_t LOSSGRAD_MODE_{m.upper()} = {i};" for i, m in enumerate(MODES)],
              *[f"constexpr uint32_t LOSSGRAD_BUF_{name} = {bit};  // bufMask bit" for bit, name in
                sorted(MASK_NAMES.items())], "",

@@ -1,6 +1,8 @@
-"""Fuzzing lossgrad.tiling.plan: thousands of seeded random calls (every op, SoC and dtype the registry allows, random
-broadcast patterns, 0 to 8 dims, up to 2^33 elements), each plan checked against the invariants the kernels rely on.
-Pure Python; independent of the C++ core (tests/op_host checks that one against this one).
+"""Fuzzing the tiling: thousands of seeded random calls (every op, SoC and dtype the registry allows, random broadcast
+patterns, 0 to 8 dims, up to 2^33 elements, some on made-up parts (core count, UB budget, npu_arch 0) and some with
+the runners' kernel views), planned by lossgrad.tiling.plan, i.e. by the C++ core CANN runs (lossgrad.tiling.native),
+each plan checked against the invariants the kernels rely on. The checks are derived from the kernels' needs and the
+registry/SoC facts, not from the core's code.
 
 Invariants:
 - split: the per-core ranges re-derived from baseUnits/extraUnits/unitElems/splitTotal partition [0, splitTotal)
@@ -15,10 +17,13 @@ Invariants:
 - loop: the dims multiply to numel(iteration space), every operand's strides are a contiguous row-major layout of its
   own buffer (broadcast dims stride 0), and for small spaces the loop visits exactly the (grad, self, target, out)
   element tuples NumPy broadcasting gives;
-- 64-bit: the packed struct unpacks to the plan's fields, also beyond 2^32 elements.
+- 64-bit: the packed struct unpacks to the plan's fields, also beyond 2^32 elements;
+- constants: coef is validation's coefficient rounded once to float32 (also for kernel views, whose shapes alone
+  would give another divisor), beta is the float32 beta, invBeta * betaScale its reciprocal, the flags the attributes.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections import Counter
@@ -30,9 +35,10 @@ import pytest
 from lossgrad.dtypes import KERNEL_DTYPES
 from lossgrad.errors import LossGradError
 from lossgrad.registry import MAX_RANK, OPS, OpSpec, OutputShape, Reduction
-from lossgrad.socs import SOCS
+from lossgrad.socs import ARCHS, SOCS, Fact, Soc
 from lossgrad.tiling import (MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, TilingPlan, _sizes, plan, problem_from_call)
 from lossgrad.tiling import data as td
+from lossgrad.tiling.native import TilingError
 from lossgrad.tiling import ub_plan
 from lossgrad.validation import validate
 
@@ -87,8 +93,21 @@ def _case(rng: random.Random, op: OpSpec) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
     for a in op.attrs:
         attrs[a.name] = rng.choice((1.0, 0.0, 0.5, 1e-30, 3.0)) if a.name == "beta" else rng.random() < 0.5
+    # the runners' kernel views: dims a broadcast view repeats shrink to 1 (the caller's shapes still count)
+    views = {r: tuple(1 if rng.random() < 0.3 else d for d in sh) for r, sh in shapes.items()} \
+        if rng.random() < 0.15 else None
     return dict(op=op, soc=soc, shapes=shapes, dtypes=dtypes, reduction=rng.choice(list(op.reductions)),
-                attrs=attrs, out_dtype=rng.choice(supported) if rng.random() < 0.2 else None)
+                attrs=attrs, out_dtype=rng.choice(supported) if rng.random() < 0.2 else None, views=views,
+                custom=_custom_soc(rng, soc) if rng.random() < 0.08 else None)
+
+
+def _custom_soc(rng: random.Random, soc: Soc) -> Soc:
+    """A part the SoC table does not have, as the CANN adapter may describe it (npu_arch 0 = unknown)."""
+    cores = rng.choice((1, 2, 3, 5, 7, 13, 24, 64, 100, 1024, 65536))
+    npu_arch = rng.choice((0, *ARCHS))
+    ub = rng.choice((16384, 65536, 100000, 131072, 188416, 245760, 253952, 524288, 1 << 20, rng.randint(8192, 1 << 21)))
+    arch = dataclasses.replace(soc.arch, npu_arch=npu_arch, ub_kernel_bytes=Fact(ub, "fuzz", "none"))
+    return dataclasses.replace(soc, arch=arch, vector_cores=Fact(cores, "fuzz", "none"))
 
 
 def _plan(case: dict[str, Any]) -> tuple[KernelProblem, TilingPlan] | None:
@@ -101,17 +120,36 @@ def _plan(case: dict[str, Any]) -> tuple[KernelProblem, TilingPlan] | None:
         return None
     if not call.launch:
         return None
-    problem = problem_from_call(call)
-    return problem, plan(problem)
+    problem = problem_from_call(call, case["views"])
+    if case["custom"] is not None:
+        problem = dataclasses.replace(problem, soc=case["custom"])
+    try:
+        return problem, plan(problem)
+    except TilingError as exc:
+        # the only refusal of a validated call: a made-up UB budget too small for the op's buffer plan
+        assert case["custom"] is not None and "does not fit the UB budget" in str(exc), exc
+        return None
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Invariants
 # ---------------------------------------------------------------------------------------------------------------
 
+def _segments(p: TilingPlan) -> int:
+    """KL two-stage reduction: cores sharing each unit of output elements (1: every core owns whole units)."""
+    return int(p.fields.get("segments", 1))
+
+
 def check_split(problem: KernelProblem, p: TilingPlan) -> None:
     f = p.fields
     total_split, unit, base, extra, bd = f["splitTotal"], f["unitElems"], f["baseUnits"], f["extraUnits"], p.block_dim
+    if _segments(p) > 1:
+        # every unit of output elements is summed by `segments` cores (one segment of its reduced range each)
+        assert f["splitMode"] == td.SPLIT_KL_REDUCE and bd == f["blockDim"]
+        assert bd == -(-total_split // unit) * _segments(p) and (base, extra) == (1, 0), (bd, total_split, unit)
+        assert p.workspace_bytes > 0
+        return
+    assert p.workspace_bytes == 0
     whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
     units = _units(problem, p)
     assert bd == f["blockDim"] and bd * base + extra == units and 0 <= extra < bd
@@ -149,6 +187,9 @@ def check_cores(problem: KernelProblem, p: TilingPlan) -> None:
     total = math.prod(f["dims"][:f["rank"]])
     units = _units(problem, p)
     work_bytes = total * out_size  # what the 16 KB rule measures: the whole (broadcast) space, in output bytes
+    if _segments(p) > 1:  # more cores than units of output: as many as the 16 KB rule allows, at least 2 a unit
+        assert 2 <= _segments(p) and bd <= max(1, min(cores, work_bytes // MIN_CORE_BYTES))
+        return
     assert bd == max(1, min(cores, units, work_bytes // MIN_CORE_BYTES))
     if bd == 1:
         return
@@ -178,8 +219,22 @@ def check_ub(problem: KernelProblem, p: TilingPlan) -> None:
         allocated += b.count * (size // b.div)
         per_elem += b.count * b.mult * sizes[b.ctype] / b.div
     assert allocated + ub_plan.FIXED_BYTES == p.ub_bytes <= p.ub_budget
-    # the largest tile: one more TILE_ALIGN step no longer fits
-    assert allocated + per_elem * TILE_ALIGN + ub_plan.FIXED_BYTES > p.ub_budget
+    # the largest tile: one more TILE_ALIGN step no longer fits, or would break a DMA limit (check_dma)
+    assert allocated + per_elem * TILE_ALIGN + ub_plan.FIXED_BYTES > p.ub_budget or \
+        not _dma_ok(problem, tile + TILE_ALIGN)
+
+
+def _dma_ok(problem: KernelProblem, tile: int) -> bool:
+    """A tile's rows are one copy: at most DMA_MAX_BLOCK_COUNT rows of at least 32 bytes of the narrowest dtype each,
+    and a UB-side stride (below the tile's bytes at 4 bytes an element, in 32-byte blocks) within 950's limit."""
+    narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
+    return tile // (32 // narrowest) <= td.DMA_MAX_BLOCK_COUNT and tile * 4 // 32 <= td.DMA_MAX_UB_STRIDE_BLOCKS_950
+
+
+def check_dma(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    assert _dma_ok(problem, f["tileLen"])
+    assert f["tileLen"] // f["padElems"] <= td.DMA_MAX_BLOCK_COUNT  # rows of a tile, each pitch >= padElems
 
 
 def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
@@ -187,7 +242,12 @@ def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
     narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
     assert f["padElems"] * narrowest == 32
     out_inner = f["strideOut"][f["rank"] - 1] != 0
-    if f["splitMode"] == td.SPLIT_KL_REDUCE and not out_inner:
+    if _segments(p) > 1:
+        # KL two-stage: groups of m units, m a power of two (docs/kernels.md, "KL reduction"): 32-byte blocks of
+        # columns when the inner dim is kept, else output elements.
+        m = f["unitElems"] // f["padElems"] if out_inner else f["unitElems"]
+        assert m >= 1 and m & (m - 1) == 0 and (not out_inner or f["unitElems"] % f["padElems"] == 0)
+    elif f["splitMode"] == td.SPLIT_KL_REDUCE and not out_inner:
         # output elements one by one, or whole 32-byte output blocks where the kernel writes only those (310P/910)
         whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
         assert f["unitElems"] == (32 // problem.dtypes["out"].itemsize if whole else 1)
@@ -255,7 +315,20 @@ def check_packing(problem: KernelProblem, p: TilingPlan) -> None:
             assert back[fld.name] == v, fld.name
 
 
-CHECKS = (check_split, check_cores, check_ub, check_alignment, check_loop, check_packing)
+def check_constants(problem: KernelProblem, p: TilingPlan) -> None:
+    f = p.fields
+    f32 = lambda x: float(np.float32(x))  # noqa: E731
+    assert f["coef"] == f32(problem.coefficient)
+    beta = f32(problem.attrs.get("beta", 1.0))
+    assert f["beta"] == beta
+    if beta > 0:
+        assert math.isclose(f["invBeta"] * f["betaScale"] * beta, 1.0, rel_tol=1e-6) or math.isinf(1 / beta)
+    flags = (td.FLAG_LOG_TARGET if problem.attrs.get("log_target") else 0) | \
+        (td.FLAG_BETA_ZERO if problem.op.template == "smooth_l1" and beta == 0.0 else 0)
+    assert f["flags"] == flags
+
+
+CHECKS = (check_split, check_cores, check_ub, check_dma, check_alignment, check_loop, check_packing, check_constants)
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -287,8 +360,15 @@ def test_tiling_invariants(chunk: int) -> None:
             seen["beyond 2^32"] += 1
         if 0 < math.prod(problem.iter_shape) <= EXHAUSTIVE_LIMIT:
             seen["element-checked"] += 1
+        if problem.caller_shapes is not None:
+            seen["kernel views"] += 1
+        if case["custom"] is not None:
+            seen["custom part"] += 1
+            if not _dma_ok(problem, p.fields["tileLen"] + TILE_ALIGN):
+                seen["tile at a DMA limit"] += 1
     assert seen["planned"] >= CASES_PER_CHUNK // 2, seen
-    for key in ("split 0", "split 1", "split 2", "multi-core", "beyond 2^32", "element-checked",
+    for key in ("split 0", "split 1", "split 2", "multi-core", "beyond 2^32", "element-checked", "kernel views",
+                "custom part", "tile at a DMA limit",
                 *(f"op {name}" for name in OPS)):
         assert seen[key] > 0, (key, seen)
 

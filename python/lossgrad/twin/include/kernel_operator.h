@@ -21,3 +21,4 @@
 #include "twin/vec_brcb.h"
 #include "twin/utils.h"
 #include "twin/debug.h"
+#include "twin/sync_all.h"

@@ -1,5 +1,5 @@
-// Twin launcher: runs a kernel entry on `blockDim` simulated cores, one after another, and reports faults and
-// counters as JSON. Included once by the generated shim, after the kernel source; `TwinInvoke` calls the entry.
+// Twin launcher: runs a kernel entry on `blockDim` simulated cores, one at a time (core 0, 1, ... unless a core
+// waits in SyncAll: twin/sync_all.h), and reports faults and counters as JSON. Included once by the generated shim, after the kernel source; `TwinInvoke` calls the entry.
 #pragma once
 
 #include <chrono>
@@ -63,7 +63,11 @@ inline uint64_t Total(const std::vector<Interval>& v, int core) {
 // Two cores writing the same GM bytes is a race on hardware (npuchk's multi-core overlap check).
 inline void CheckCrossCoreWrites() {
     for (size_t b = 0; b < Rt().gm.size(); ++b) {
-        std::vector<Interval> w = Rt().gm[b].writes;
+        std::vector<Interval> w;
+        for (const Interval& i : Rt().gm[b].writes) {
+            const std::vector<Interval> kept = OutsideSyncRanges(static_cast<int>(b), i);
+            w.insert(w.end(), kept.begin(), kept.end());
+        }
         std::sort(w.begin(), w.end(), [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
         uint64_t maxEnd = 0;
         int owner = -1;
@@ -298,30 +302,44 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     }
     std::vector<GM_ADDR> args(nargs);
     for (int i = 0; i < nargs; ++i) args[i] = static_cast<GM_ADDR>(ptrs[i]);
-    static CoreState core;
+    // One state per core: cores waiting in SyncAll keep theirs while others run (sync_all.h).
+    static std::vector<CoreState> cores;
+    if (cores.size() < static_cast<size_t>(blockDim)) cores.resize(blockDim);
     std::string fault;
+    std::vector<uint8_t> ran(blockDim > 0 ? blockDim : 0, 0);
     auto t0 = std::chrono::steady_clock::now();
-    for (int idx = 0; idx < blockDim && fault.empty(); ++idx) {
-        if (rt.cancel) {
-            fault = "twin: launch cancelled";
-            break;
-        }
+    RunCores(blockDim, cores, [&](int idx) {
+        CoreState& core = cores[idx];
         ResetCore(core, idx, blockDim);
         rt.core = &core;
-        try {
-            TwinInvoke(args.data());
-            CheckCoreEnd(core);
-        } catch (const KernelFaultError& e) {
-            fault = e.what();
-        } catch (const std::exception& e) {
-            fault = std::string("core ") + std::to_string(idx) + ": C++ exception: " + e.what();
+        ran[idx] = 1;
+        std::string mine;
+        if (rt.cancel) {
+            mine = "twin: launch cancelled";
+        } else {
+            try {
+                TwinInvoke(args.data());
+                CheckCoreEnd(core);
+            } catch (const AbortCore&) {
+            } catch (const KernelFaultError& e) {
+                mine = e.what();
+            } catch (const std::exception& e) {
+                mine = std::string("core ") + std::to_string(idx) + ": C++ exception: " + e.what();
+            }
         }
-        rt.perCore.push_back(core.counters);
-        if (rt.timing) rt.logs.push_back(std::move(core.tlog));
-        if (fault.empty() && !rt.pendingFault.empty()) fault = rt.pendingFault;
-        AscendC::TwinCurrentPipe() = nullptr;
-        rt.core = nullptr;
-    }
+        if (mine.empty() && fault.empty() && !rt.pendingFault.empty()) mine = rt.pendingFault;
+        if (!mine.empty()) {
+            if (fault.empty()) fault = mine;
+            AbortLaunch();
+        }
+    });
+    for (int idx = 0; idx < blockDim; ++idx)
+        if (ran[idx]) {
+            rt.perCore.push_back(cores[idx].counters);
+            if (rt.timing) rt.logs.push_back(std::move(cores[idx].tlog));
+        }
+    AscendC::TwinCurrentPipe() = nullptr;
+    rt.core = nullptr;
     if (fault.empty()) {
         try {
             CheckCrossCoreLines();
