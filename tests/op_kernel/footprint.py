@@ -79,3 +79,11 @@ def _rewritten(pieces: list[int], block: int) -> int:
 def block_rewrites(start: int, end: int, row: int, block: int) -> int:
     """Elements written twice by a core whose output is the GM-contiguous run [start, end) of rows `row` long."""
     return _rewritten(row_pieces(start, end, row), block)
+
+
+def output_bytes_written(npu_arch: int, nbytes: int) -> int:
+    """Distinct bytes of the output's allocation a kernel writes. Atlas 910 (1001) has no data-cache write-back, so an
+    output shorter than one 32-byte block goes out as that whole block, read-modify-written by one core
+    (RowWriter::Finish; the allocation holds ALIGN_UP(n, 32) + 32 bytes, and the twin runner checks that the bytes
+    past the output come back unchanged). Everywhere else: exactly the output."""
+    return 32 if npu_arch == 1001 and 0 < nbytes < 32 else nbytes

@@ -26,7 +26,7 @@ from lossgrad.tiling import ub_plan
 from lossgrad.validation import validate
 from lossgrad.verify.cases import default_cases
 
-from footprint import block_rewrites
+from footprint import block_rewrites, output_bytes_written
 
 # Each operand mode and split, on an Atlas 910 of two cores so that every core runs several tiles (the 1001 tiles
 # of these plans hold 6K-16K elements) and the queues' buffers rotate.
@@ -156,12 +156,18 @@ def test_block_writes_no_scalar_gm_and_no_shared_lines(soc, op, name, shapes, dt
     size = r.output.itemsize
     block = 32 // size
     out_bytes = r.output.nbytes
-    assert out.write_distinct == out_bytes  # every output byte written
+    # Every output byte written; on 910 an output under one block is its whole block, read-modify-written once by
+    # one core (the bytes past the output written back unchanged: the twin runner checks them).
+    npu_arch = get_soc(soc).arch.npu_arch
+    assert out.write_distinct == output_bytes_written(npu_arch, out_bytes)
     scalar_writes = [c.scalar_gm_writes for c in rep.cores]
     if out_bytes < 32:
-        # The only scalar-written output: one core writes it, flushed (twin checks the line); KL's two-stage
-        # reduction runs more cores, whose stage-1 partials go to the workspace only.
+        # One core writes it (310P: SetValue, flushed, twin checks the line; 910: the block by DMA, no scalar GM
+        # write); KL's two-stage reduction runs more cores, whose stage-1 partials go to the workspace only.
         assert sum(1 for c in out.by_core if c.write) == 1
+        if npu_arch == 1001:
+            assert not any(scalar_writes), scalar_writes
+            assert out.write_bytes == out.read_bytes == 32 and out.read_distinct == 32
     else:
         assert not any(scalar_writes), scalar_writes
     # Cross-core: each core's bytes are its own (the twin's overlap check also raises on any shared byte); lines
@@ -201,7 +207,26 @@ def test_kernels_run_with_and_without_auto_sync(soc: str, op: str, auto_sync: bo
         for dtypes in (("float32",) * 4, ("float16",) * 4):
             call, r = _run(op, shapes, dtypes, soc, auto_sync=auto_sync)
             out = r.report.buffers[len(OPS[op].kernel_inputs)]
-            assert out.write_distinct == r.output.nbytes, name
+            assert out.write_distinct == output_bytes_written(get_soc(soc).arch.npu_arch, r.output.nbytes), name
             want = getattr(golden, op)(*_arrays(shapes, dtypes[:3]), reduction="none", soc=soc, compute="float32")
             np.testing.assert_allclose(r.output.astype(np.float64), np.asarray(want, np.float64), rtol=2e-3,
                                        atol=1e-6, err_msg=name)
+
+
+def test_output_allocation_as_aclrtmalloc_and_padding_checked() -> None:
+    """The twin runner's output buffer is what aclrtMalloc gives (ALIGN_UP(n, 32) + 32 bytes, 64-byte aligned; CANN
+    aclrtMalloc 约束说明), so 910's read-modify-write of an output's last block stays in bounds; a changed byte past
+    the output is a fault."""
+    from lossgrad.runners.twin import PADDING, check_padding, device_allocation
+    from lossgrad.twin import KernelFault
+
+    for n, size in ((0, 32), (4, 64), (20, 64), (32, 64), (33, 96)):
+        buf = device_allocation(n)
+        assert buf.nbytes == size and buf.ctypes.data % 64 == 0
+        assert (buf[n:] == PADDING).all()
+        check_padding(buf, n)  # untouched: fine
+        buf[:n] = 0
+        check_padding(buf, n)  # the output itself may change
+        buf[n + (size - n) // 2] ^= 1
+        with pytest.raises(KernelFault, match="past its"):
+            check_padding(buf, n)

@@ -12,14 +12,16 @@ from .. import codegen, progress
 from ..dtypes import DType
 from ..registry import get_op
 from ..tiling import TilingPlan
-from ..twin import Report, run_kernel
+from ..twin import KernelFault, Report, run_kernel
 from ..twin.build import BUNDLE_ENTRY, build, bundle_key, cache_root
 from ..validation import Call
 from .kernel_args import kernel_view, prepare
 
-__all__ = ["TwinRun", "run_twin", "kernel_view", "default_auto_sync", "AUTO_SYNC_ENV", "use_bundle", "clear_bundles"]
+__all__ = ["TwinRun", "run_twin", "device_allocation", "check_padding", "PADDING", "kernel_view", "default_auto_sync",
+           "AUTO_SYNC_ENV", "use_bundle", "clear_bundles"]
 
 UNWRITTEN = 0xFF  # output bytes start as NaN patterns, so an element the kernel never writes cannot pass
+PADDING = 0xA5  # the allocation's bytes past the output (device_allocation): any change is a fault
 LONG_RUN_ELEMENTS = 1 << 22  # a launch this large takes a second or more on the twin: it is announced
 # "on" (default) models bisheng --cce-auto-sync=on, CANN's default and what the project's builds use; "off" demands
 # every S<->V/MTE2/MTE3 synchronisation in the kernel source. `lossgrad verify --auto-sync` sets it.
@@ -60,12 +62,37 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False) ->
     if elements >= LONG_RUN_ELEMENTS:  # after the compile's own notice
         progress.notice(f"running {codegen.bundle_label(call.op, args.dtypes)} on {call.soc.name}, {elements:,} "
                         "elements...")
-    out = np.empty(call.out_shape, dtype=call.out_dtype.np_dtype)
-    out.reshape(-1).view(np.uint8)[:] = UNWRITTEN
-    gm = args.ordered(call) + [out, workspace(args.tiling.workspace_bytes), args.tiling.data]
+    out_bytes = int(np.prod(call.out_shape)) * call.out_dtype.np_dtype.itemsize
+    device = device_allocation(out_bytes)
+    device[:out_bytes] = UNWRITTEN
+    gm = args.ordered(call) + [device, workspace(args.tiling.workspace_bytes), args.tiling.data]
     report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
                         auto_sync=auto_sync, timing=timing)
+    check_padding(device, out_bytes)
+    out = device[:out_bytes].view(call.out_dtype.np_dtype).reshape(call.out_shape)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)
+
+
+def device_allocation(nbytes: int) -> np.ndarray:
+    """A GM buffer for `nbytes` as CANN allocates device memory: ALIGN_UP(nbytes, 32) + 32 bytes from a 64-byte
+    aligned start (aclrtMalloc, and every segment of a self-managed pool: CANN aclrtMalloc / aclrtMallocAlign32
+    约束说明). The bytes past `nbytes` hold PADDING, which check_padding expects back unchanged."""
+    size = (nbytes + 31) // 32 * 32 + 32
+    raw = np.empty(size + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    buf = raw[start:start + size]
+    buf[nbytes:] = PADDING
+    return buf
+
+
+def check_padding(buf: np.ndarray, nbytes: int) -> None:
+    """The allocation's bytes past the tensor may be rewritten (a whole-block copy, 910's tiny outputs), but only
+    with the values they hold: on a device they may be another tensor's bytes in the same storage."""
+    bad = np.flatnonzero(buf[nbytes:] != PADDING)
+    if bad.size:
+        raise KernelFault(f"the kernel changed {bad.size} byte(s) of the output's allocation past its {nbytes} bytes "
+                          f"(first at byte {nbytes + int(bad[0])}): bytes beyond a tensor must be written back "
+                          "unchanged")
 
 
 def workspace(size: int) -> np.ndarray:
