@@ -26,7 +26,8 @@ from . import dtypes as dt
 from .dtypes import DType
 from .golden import aclnn_kernel_dtype
 from .profile import Profile, profile
-from .registry import OPS, OpSpec, OutputShape, Promotion, get_op
+from .registry import (KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, OPS, SMOOTH_L1_LOSS_BACKWARD, OpSpec,
+                       OutputShape, Promotion, get_op)
 from .socs import DEFAULT_SOC, get_soc
 from .tiling import ub_plan
 from .validation import Call, validate
@@ -39,15 +40,15 @@ Shapes = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 # The stress shapes of the kernel-performance issue: broadcast paths whose work per element a reviewer checks against
 # the same call without broadcast (`lossgrad bench --scenarios stress`).
-STRESS: tuple[tuple[str, str, Shapes], ...] = (
-    ("kl_div_backward", "KL sum over leading dims", ((4096, 1024), (1, 1024), (4096, 1024))),
-    ("kl_div_backward", "KL sum to one element", ((1000, 1000), (1,), (1000, 1000))),
-    ("kl_div_backward", "KL sum to 4 elements", ((4, 250, 1000), (4, 1, 1), (4, 250, 1000))),
-    ("mse_loss_backward", "short row runs", ((4000, 3, 16), (4000, 3, 16), (4000, 1, 16))),
-    ("mse_loss_backward", "rows of 40 (row-broadcast)", ((2000, 40), (2000, 40), (40,))),
-    ("mse_loss_backward", "ragged rows of 33", ((2000, 33), (2000, 33), (33,))),
-    ("l1_loss_backward", "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
-    ("smooth_l1_loss_backward", "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
+STRESS: tuple[tuple[OpSpec, str, Shapes], ...] = (
+    (KL_DIV_BACKWARD, "KL sum over leading dims", ((4096, 1024), (1, 1024), (4096, 1024))),
+    (KL_DIV_BACKWARD, "KL sum to one element", ((1000, 1000), (1,), (1000, 1000))),
+    (KL_DIV_BACKWARD, "KL sum to 4 elements", ((4, 250, 1000), (4, 1, 1), (4, 250, 1000))),
+    (MSE_LOSS_BACKWARD, "short row runs", ((4000, 3, 16), (4000, 3, 16), (4000, 1, 16))),
+    (MSE_LOSS_BACKWARD, "rows of 40 (row-broadcast)", ((2000, 40), (2000, 40), (40,))),
+    (MSE_LOSS_BACKWARD, "ragged rows of 33", ((2000, 33), (2000, 33), (33,))),
+    (L1_LOSS_BACKWARD, "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
+    (SMOOTH_L1_LOSS_BACKWARD, "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
 )
 
 
@@ -271,9 +272,9 @@ def run_stress(ops: list[str] | None = None, soc: str = DEFAULT_SOC, dtype: DTyp
     rng = np.random.default_rng(0)
     wanted = {get_op(o).name for o in ops} if ops else None
     for op, label, shapes in STRESS:
-        if wanted is not None and op not in wanted:
+        if wanted is not None and op.name not in wanted:
             continue
-        reduction = "sum" if op == "kl_div_backward" else "none"
+        reduction = "sum" if op.output_shape is OutputShape.SELF else "none"  # KL: sum back to self's shape
         rows.append(run_case(op, label, _arrays(shapes, [dtype] * 3, rng), reduction, soc, timing))
         n = math.prod(np.broadcast_shapes(*shapes))
         same = ((n,), (n,), (n,))
