@@ -1,0 +1,34 @@
+"""Inf and NaN inside broadcast operands reach the op unchanged on every part: the kernels replicate rows and spread
+columns with moves that never compute (a 16-bit Or), so 310P/910's saturation mode cannot turn an input NaN into 0
+before the subtraction, as a Muls(x, 1.0f) copy would (docs/kernels.md, docs/semantics.md overflow modes)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lossgrad
+from lossgrad import golden
+
+SHAPES = {
+    "short runs, target row per run": ((400, 3, 16), (400, 3, 16), (400, 1, 16)),
+    "packed ragged rows (33)": ((400, 33), (400, 33), (33,)),
+    "aligned rows (40)": ((400, 40), (400, 40), (40,)),
+    "column operand": ((400, 1), (400, 1000), (400, 1000)),
+}
+
+
+@pytest.mark.parametrize("soc", ["Ascend310P3", "Ascend910A", "Ascend910B1", "Ascend950PR_9579"])
+@pytest.mark.parametrize("op", ["mse_loss_backward", "l1_loss_backward", "smooth_l1_loss_backward"])
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_nan_and_inf_in_broadcast_operands(soc: str, op: str, name: str) -> None:
+    rng = np.random.default_rng(5)
+    g_shape, s_shape, t_shape = SHAPES[name]
+    g = rng.uniform(-1, 1, g_shape).astype(np.float32)
+    s = rng.uniform(-1, 1, s_shape).astype(np.float32)
+    t = rng.uniform(-1, 1, t_shape).astype(np.float32)
+    t.reshape(-1)[3] = np.nan
+    g.reshape(-1)[0] = np.nan
+    s.reshape(-1)[5] = np.inf
+    out = getattr(lossgrad, op)(g, s, t, "none", soc=soc, backend="twin")
+    want = getattr(golden, op)(g, s, t, "none", soc=soc, compute="float32")  # the part's overflow mode
+    np.testing.assert_array_equal(out, want)
