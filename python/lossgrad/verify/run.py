@@ -355,8 +355,29 @@ def _stop(pool: "mp.pool.Pool | None") -> None:
 
     cancel_builds()
     if pool is not None:
-        pool.terminate()
+        _terminate(pool)
     cancel_launches()
+
+
+def _terminate(pool: "mp.pool.Pool", patience: float = 3.0) -> None:
+    """Pool.terminate, bounded. It SIGTERMs the workers and joins them, but a replacement the pool forked for a dead
+    worker can stay blocked on the task queue's lock and never be joined (seen under load, after a worker crash):
+    past `patience` seconds every worker still alive is killed (SIGKILL), which ends the join."""
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            pool.terminate()
+        finally:
+            finished.set()
+
+    threading.Thread(target=work, daemon=True).start()
+    if finished.wait(patience):
+        return
+    for w in list(pool._pool):  # Pool keeps its live workers in _pool
+        if w.exitcode is None:
+            w.kill()
+    finished.wait(patience)
 
 
 def worst(results: Iterable[CaseResult]) -> dict[tuple[str, str], dict[str, float]]:
