@@ -79,6 +79,18 @@ def test_build_is_warnings_clean_and_cached(tmp_path: Path, monkeypatch: pytest.
     assert [p.name for p in first.path.parent.iterdir() if p.name != ".lock"] == [first.path.name]  # no leftovers
 
 
+def test_a_damaged_cached_library_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A truncated cached library (disk fault, copied cache) would crash the loader: it is rebuilt instead, as the
+    twin's kernel libraries are (lossgrad.twin.build._loadable)."""
+    first = _fresh_build(monkeypatch, tmp_path)
+    size = first.path.stat().st_size
+    with open(first.path, "r+b") as fh:
+        fh.truncate(size // 2)
+    again = native.build()
+    assert again.path == first.path and not again.cached
+    assert again.path.stat().st_size == size
+
+
 def test_cache_key_covers_sources_and_generated_headers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = _fresh_build(monkeypatch, tmp_path).path
     real = native._sources

@@ -25,13 +25,14 @@ from pathlib import Path
 
 from ..errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError
 from ..project_files import project_root
-from ..twin.build import CXX, _compiler_version, _run_compiler, cache_root
+from ..twin.build import CXX, _compiler_version, _discard_damaged, _loadable, _run_compiler, cache_root
 from . import cxx_tables
 from . import data as td
 
 CORE_DIR = "op_host/tiling_core"
 CAPI_SOURCE = "op_host/tiling_capi/lossgrad_tiling_capi.cpp"
 ABI_VERSION = 2  # lossgrad_tiling_capi.cpp kAbiVersion
+ENTRY = "lossgrad_tiling_compute"  # the C ABI's entry: a cached library without it is damaged
 MAX_RANK = 8     # lossgrad_tiling::kMaxRank (the generated tables static_assert it against registry.MAX_RANK)
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wpedantic",
             "-Wshadow", "-Wconversion", "-Werror")
@@ -91,7 +92,7 @@ def build() -> BuiltLibrary:
         h.update(hashlib.sha256(content).digest())
     out_dir = cache_root() / "tiling" / h.hexdigest()[:32]
     lib = out_dir / "liblossgrad_tiling.so"
-    if lib.exists():
+    if lib.exists() and _loadable(lib, ENTRY):
         return BuiltLibrary(lib, True, 0.0)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -99,7 +100,9 @@ def build() -> BuiltLibrary:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if lib.exists():
-                return BuiltLibrary(lib, True, 0.0)
+                if _loadable(lib, ENTRY):
+                    return BuiltLibrary(lib, True, 0.0)
+                _discard_damaged(lib)  # then rebuilt below, as the twin's kernel libraries are
             with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
                 for rel, content in files.items():
                     path = Path(tmp) / rel

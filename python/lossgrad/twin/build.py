@@ -341,17 +341,17 @@ def _elf_complete(lib: Path) -> bool:
     return True
 
 
-def _loadable(lib: Path) -> bool:
-    """Whether a cached library loads and has the launcher's entry. A library is only ever renamed into place whole,
-    but a disk fault, a copied cache or a hand edit can still damage one (a truncated file, a wrong header), and
-    every later call would fail the same way."""
+def _loadable(lib: Path, entry: str = "twin_launch") -> bool:
+    """Whether a cached library loads and has its `entry` symbol (the launcher's, or the tiling core's C ABI). A
+    library is only ever renamed into place whole, but a disk fault, a copied cache or a hand edit can still damage
+    one (a truncated file, a wrong header), and every later call would fail the same way."""
     key = str(lib)
     if key in _LOADABLE:
         return True
     if not _elf_complete(lib):
         return False
     try:
-        ctypes.CDLL(key, mode=os.RTLD_LOCAL).twin_launch  # noqa: B018 - the symbol lookup is the check
+        getattr(ctypes.CDLL(key, mode=os.RTLD_LOCAL), entry)  # the symbol lookup is the check
     except (OSError, AttributeError):
         return False
     _LOADABLE.add(key)
@@ -360,11 +360,11 @@ def _loadable(lib: Path) -> bool:
 
 def _discard_damaged(lib: Path) -> None:
     """Remove a damaged cached library so that it is rebuilt; when that is impossible, say what to delete."""
-    progress.notice(f"the cached kernel library {lib} is damaged (it does not load); rebuilding it")
+    progress.notice(f"the cached library {lib} is damaged (it does not load); rebuilding it")
     try:
         lib.unlink()
     except OSError as exc:
-        raise OSError(exc.errno, f"the cached kernel library {lib} is damaged and cannot be removed "
+        raise OSError(exc.errno, f"the cached library {lib} is damaged and cannot be removed "
                       f"({exc.strerror}); delete the kernel cache {cache_root()} (it is rebuilt as needed) or "
                       f"set LOSSGRAD_CACHE to another directory", str(lib)) from None
 
