@@ -69,11 +69,6 @@ class Measure:
     bound: str | None = None           # the bounding pipe of the longest launch, or "latency"
     timing: Any = field(default=None, repr=False, compare=False)  # our launch's Timing (for --trace)
 
-    # Counters' names kept from the first bench (before the time model).
-    @property
-    def gm_bytes_total(self) -> int:
-        return self.gm_bytes
-
 
 @dataclass(frozen=True)
 class Row:

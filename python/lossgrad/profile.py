@@ -42,13 +42,16 @@ class Profile:
 
 def counters_of(report: Any) -> dict[str, Any]:
     """The launch's counters from a twin Report (summed over cores)."""
-    api = report.api_totals()
-    cores = report.cores
+    return _counters(report.cores, report.api_totals())
+
+
+def _counters(cores: Any, api: Any) -> dict[str, Any]:
+    """The counters of these cores (none: a call that launches nothing) and their per-API totals."""
     ran = [c for c in cores if c.tiles or c.gm_read_bytes or c.gm_write_bytes]
     return {
-        "gm_bytes_read": report.gm_read_bytes,
-        "gm_bytes_written": report.gm_write_bytes,
-        "vec_repeats": report.vec_repeats,
+        "gm_bytes_read": sum(c.gm_read_bytes for c in cores),
+        "gm_bytes_written": sum(c.gm_write_bytes for c in cores),
+        "vec_repeats": sum(c.vec_repeats for c in cores),
         "vec_elements": sum(c.vec_elements for c in cores),
         "vec_calls": sum(a.calls for a in api.values()),
         "dma_calls": sum(c.data_copy_calls + c.data_copy_pad_calls for c in cores),
@@ -59,12 +62,6 @@ def counters_of(report: Any) -> dict[str, Any]:
         "event_ids_peak": max((n for c in cores for n in c.event_ids_peak.values()), default=0),
         "api": {name: {"calls": a.calls, "repeats": a.repeats, "elements": a.elements} for name, a in api.items()},
     }
-
-
-def _no_launch_counters() -> dict[str, Any]:
-    return {"gm_bytes_read": 0, "gm_bytes_written": 0, "vec_repeats": 0, "vec_elements": 0, "vec_calls": 0,
-            "dma_calls": 0, "scalar_gm_accesses": 0, "tiles_per_core": 0.0, "cores_used": 0, "ub_peak": 0,
-            "event_ids_peak": 0, "api": {}}
 
 
 def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
@@ -83,7 +80,7 @@ def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = 
     call = validate(spec, grad_output, self, target, reduction, attrs or None, out_dtype=out_dtype, soc=soc)
     if not call.launch:
         return Profile(op=spec.name, soc=call.soc.name, output=no_launch_result(call), block_dim=0, tiling={},
-                       counters=_no_launch_counters(), timing=None, call=call)
+                       counters=_counters((), {}), timing=None, call=call)
     from .runners.twin import run_twin
     run = run_twin(call, auto_sync=auto_sync, timing=timing)
     tiling = dict(run.plan.fields)
