@@ -5,7 +5,7 @@ BroadcastTo, Cast and ReduceSum passes is a plain streaming kernel that reads it
 once. `stream_pass` writes the log such a kernel leaves in the twin (per core: TQue pipeline of copy-in, one vector
 instruction per tile, copy-out; double buffered) and replays it with the SoC's parameters, so the composition is
 modelled by the same scheduler and figures as our kernels, launch head and tail included. The split follows the
-usual elementwise tiling: 32-byte-aligned even shares over the cores, at least MIN_CORE_BYTES each, tiles of
+usual elementwise tiling: even shares over the cores, at least MIN_CORE_BYTES (our tiling's) each, tiles of
 TILE_BYTES of the wider side.
 """
 from __future__ import annotations
@@ -14,11 +14,11 @@ import math
 from dataclasses import dataclass
 
 from ..socs import Soc, get_soc
+from ..tiling import MIN_CORE_BYTES  # as our tiling: a core gets at least this much before another core is added
 from .events import MTE2, MTE3, V, LogBuilder, make_log
 from .params import params_for
 from .replay import Timing, replay
 
-MIN_CORE_BYTES = 16 * 1024   # as our tiling: a core gets at least this much before another core is added
 TILE_BYTES = 32 * 1024       # per buffer of the wider side (two buffers each way fit every part's UB)
 
 
