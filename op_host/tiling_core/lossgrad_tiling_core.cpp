@@ -667,6 +667,42 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
     p->npu_arch = in.npu_arch;
     return Status::kOk;
 }
+// 310P/910 (no DataCopyPad), rows off the 32-byte block: a column split moves every row by its own copies and writes
+// each row's tail by its own back-shifted block, where the flat split's packed tiles (kernel.cpp.j2 ProcessFlat,
+// Operand::Packs) move a run of whole rows by one copy per input and one output piece. Packing needs every streamed
+// input contiguous over rows, a row-broadcast input whose lcm(E, 8)-lane pattern fits half a tile, and no column
+// input. The flat split then reads the broadcast row once per core instead of once in all (cores x one row).
+bool PacksFlat(const Problem& p, const Loop& loop, const Mode* modes, uint64_t tile)
+{
+    const int32_t rank = loop.rank;
+    const uint64_t inner = loop.dims[rank - 1];
+    const uint64_t min_size = std::min(std::min(p.bytes[0], p.bytes[1]), std::min(p.bytes[2], p.bytes[3]));
+    if (!BlocksOnly(p.npu_arch) || rank < 2 || inner % (32 / min_size) == 0 || 2 * inner > tile) {
+        return false;
+    }
+    for (int32_t r = 0; r < 3; ++r) {
+        if (!p.reads[r]) {
+            continue;
+        }
+        if (modes[r] == kStream && loop.strides[r][rank - 2] != inner) {
+            return false;
+        }
+        if (modes[r] == kRow) {
+            uint64_t unit = inner;
+            while (unit % 8 != 0) {
+                unit += inner;
+            }
+            if (unit > tile / 2) {
+                return false;
+            }
+        }
+        if (modes[r] == kCol) {
+            return false;
+        }
+    }
+    return true;
+}
+
 
 } // namespace
 
@@ -800,8 +836,8 @@ Status Compute(const Inputs& in, Result* out)
             // padded to whole 32-byte blocks.
             workspace = split.block_dim * 32 + split.block_dim * CeilDiv(unit, 8) * 32;
         }
-    } else if (has_row_operand &&
-               (inner > tile || (inner * out_size >= p.cores * tb::kColumnMinBytes && !stream_rebroadcast))) {
+    } else if (has_row_operand && (inner > tile || (inner * out_size >= p.cores * tb::kColumnMinBytes &&
+                                                    !stream_rebroadcast && !PacksFlat(p, loop, modes, tile)))) {
         split_mode = LOSSGRAD_SPLIT_COLUMN;
         split_total = inner;
         split = SplitUnits(inner, unit, want, whole);
