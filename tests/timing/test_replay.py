@@ -8,8 +8,8 @@ import json
 import pytest
 
 from _timing_support import provisional_params
-from lossgrad.timing.events import MTE2, MTE3, NO_ADDR, S, V, LogBuilder, make_log
-from lossgrad.timing.replay import bank_conflicts, replay
+from lossgrad.timing.events import DTYPES, MTE2, MTE3, NO_ADDR, S, V, LogBuilder, make_log
+from lossgrad.timing.replay import bank_conflicts, repeat_span, replay
 
 NS = 1e-3  # one nanosecond in microseconds
 
@@ -368,3 +368,11 @@ def test_waves_wait_for_work_behind_a_signal(params):
         logs.append(b)
     t = replay(make_log(logs), params, soc="Ascend310P3")
     assert t.total_us == pytest.approx(1010 * NS)
+
+
+def test_a_partial_single_repeat_reads_only_its_lanes():
+    # 32 float lanes (128 bytes) at 0 and at 128: disjoint bank groups, unlike two full repeats 128 bytes apart.
+    assert bank_conflicts(0, 0, 128, repeat_span(1, 32, DTYPES.index("float"))) == (False, False)
+    assert bank_conflicts(0, 0, 128, repeat_span(2, 128, DTYPES.index("float")))[0]
+    assert repeat_span(1, 64, DTYPES.index("float")) == 256
+    assert repeat_span(1, 20, DTYPES.index("half")) == 64

@@ -117,28 +117,41 @@ def _interp_rate(curve: Sequence[Sequence[float]], nbytes: np.ndarray) -> np.nda
     return np.interp(np.log2(np.maximum(nbytes.astype(np.float64), 1.0)), xs, ys)
 
 
-def _blocks(addr: int) -> list[tuple[int, int]]:
-    """(bank_id, bank_group) of the 8 32-byte blocks of a contiguous 256-byte repeat at UB `addr` (A2 rule)."""
-    return [(((addr + 32 * k) >> 16) & 3, ((addr + 32 * k) >> 5) & 15) for k in range(8)]
+def _blocks(addr: int, span: int = 256) -> list[tuple[int, int]]:
+    """(bank_id, bank_group) of the 32-byte blocks of a contiguous repeat of `span` bytes at UB `addr` (A2 rule)."""
+    return [(((addr + 32 * k) >> 16) & 3, ((addr + 32 * k) >> 5) & 15) for k in range(max(1, -(-span // 32)))]
 
 
-def bank_conflicts(dst: int, src0: int, src1: int) -> tuple[bool, bool]:
+def repeat_span(repeats: int, elements: int, dtype: int) -> int:
+    """Bytes one repeat of a vector instruction reads per operand: 256, or less for a single partial repeat (its
+    mask covers `elements` lanes of `dtype`), in whole 32-byte blocks."""
+    size = _DTYPE_BYTES.get(ev.DTYPES[dtype] if dtype < len(ev.DTYPES) else "?", 4)
+    if repeats != 1 or elements <= 0:
+        return 256
+    return min(256, -(-elements * size // 32) * 32)
+
+
+_DTYPE_BYTES = {"half": 2, "float": 4, "bfloat16_t": 2, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
+                "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "bool": 1, "double": 8}
+
+
+def bank_conflicts(dst: int, src0: int, src1: int, span: int = 256) -> tuple[bool, bool]:
     """(read-read, read-write) conflict of a vector instruction's first repeat under the A2/A3 UB bank rule.
 
     asc-devkit examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub: 16 bank groups of
     32-byte rows; bank_id = UB address bits 17:16, bank group = bits 8:5. Two sources whose blocks share a bank
     group conflict (read-read); a destination that shares a bank with a source conflicts (read-write) unless both
     start in the same bank, when the hardware delays the write by one repeat. Operands are taken as contiguous
-    (block stride 1); identical source addresses are one read."""
+    (block stride 1) runs of `span` bytes (repeat_span); identical source addresses are one read."""
     rr = rw = False
-    s0 = _blocks(src0) if src0 != ev.NO_ADDR else []
-    s1 = _blocks(src1) if src1 != ev.NO_ADDR and src1 != src0 else []
+    s0 = _blocks(src0, span) if src0 != ev.NO_ADDR else []
+    s1 = _blocks(src1, span) if src1 != ev.NO_ADDR and src1 != src0 else []
     if s0 and s1:
         rr = bool({g for _, g in s0} & {g for _, g in s1})
     if dst != ev.NO_ADDR:
-        d = _blocks(dst)
+        d = _blocks(dst, span)
         ds = set(d)
-        for s in (s0, _blocks(src1) if src1 != ev.NO_ADDR else []):
+        for s in (s0, _blocks(src1, span) if src1 != ev.NO_ADDR else []):
             if s and ds & set(s) and s[0] != d[0]:
                 rw = True
     return rr, rw
@@ -293,11 +306,13 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
                                               ev.DTYPES[k % 256] if k % 256 < len(ev.DTYPES) else "?")
                             for k in uk.tolist()])[np.asarray(inv).reshape(-1)]
         if bank_rule:
-            ops = np.stack([recs["a"][is_vec], recs["b"][is_vec], recs["c"][is_vec]], axis=1).astype(np.int64)
+            single = recs["d"][is_vec] == 1  # only a single repeat can be partial (repeat_span)
+            ops = np.stack([recs["a"][is_vec], recs["b"][is_vec], recs["c"][is_vec], np.where(single, 1, 2),
+                            np.where(single, recs["x"][is_vec], 0), recs["dtype"][is_vec]], axis=1).astype(np.int64)
             uo, oinv = np.unique(ops, axis=0, return_inverse=True)
             f = []
-            for d_, s0, s1 in uo.tolist():
-                rr, rw = bank_conflicts(d_, s0, s1)
+            for d_, s0, s1, reps, lanes, dt in uo.tolist():
+                rr, rw = bank_conflicts(d_, s0, s1, repeat_span(reps, lanes, dt))
                 f.append((rr_factor if rr else 1.0) * (rw_factor if rw else 1.0))
             vf = np.array(f)[np.asarray(oinv).reshape(-1)]
             vf = np.where(recs["d"][is_vec] > 0, vf, 1.0)
