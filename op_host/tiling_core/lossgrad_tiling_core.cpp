@@ -389,6 +389,20 @@ uint64_t PerElemScaled(const tb::BufferPlan& plan, const Problem& p, uint32_t ma
     return per_elem;
 }
 
+// Bytes of the buffers `mask` enables that do not scale with the tile: the scalar stage and each buffer's UB bank
+// placement (ub_plan.fixed_bytes).
+uint64_t FixedBytes(const tb::BufferPlan& plan, uint32_t mask)
+{
+    uint64_t bytes = tb::kFixedBytes;
+    for (uint32_t i = plan.first; i < plan.first + plan.count; ++i) {
+        const tb::Buffer& b = tb::kBuffers[i];
+        if (b.when < 0 || (mask >> b.when & 1U) != 0) {
+            bytes += uint64_t{b.count} * b.pad;
+        }
+    }
+    return bytes;
+}
+
 // The longest tile whose copies stay within the DMA parameter limits (docs/tiling.md): a tile's rows move as one
 // DataCopyPad/DataCopy of at most LOSSGRAD_DMA_MAX_BLOCK_COUNT blocks, and rows <= tileLen / (32 bytes of the
 // narrowest dtype); the UB-side stride in 32-byte blocks is below pitch * sizeof(T) / 32 <= tileLen * 4 / 32 (float
@@ -416,12 +430,13 @@ bool TileLen(const Problem& p, bool grad_scalar, uint32_t mask, uint64_t* tile, 
         Fail(out, Status::kInternal, "empty buffer plan");
         return false;
     }
-    if (p.ub_budget < tb::kFixedBytes) {
+    const uint64_t fixed = FixedBytes(*plan, mask);
+    if (p.ub_budget < fixed) {
         Fail(out, Status::kInvalidArgument, "the UB budget (%llu bytes) is below the fixed %llu bytes",
-             static_cast<unsigned long long>(p.ub_budget), static_cast<unsigned long long>(tb::kFixedBytes));
+             static_cast<unsigned long long>(p.ub_budget), static_cast<unsigned long long>(fixed));
         return false;
     }
-    const uint64_t budget = p.ub_budget - tb::kFixedBytes;
+    const uint64_t budget = p.ub_budget - fixed;
     // floor(budget * D / per_elem) without overflowing budget * D.
     const uint64_t q = budget / per_elem;
     const uint64_t rem = budget % per_elem;
@@ -908,7 +923,7 @@ Status Compute(const Inputs& in, Result* out)
     out->workspace_bytes = workspace;
     out->tiling_size = static_cast<uint32_t>(sizeof(td));
     // What the kernel's TPipe allocates at this tile length (tile < 2^32 here, so the product fits 64 bits).
-    out->ub_bytes = PerElemScaled(*plan, p, mask) * tile / tb::kBytesDenominator + tb::kFixedBytes;
+    out->ub_bytes = PerElemScaled(*plan, p, mask) * tile / tb::kBytesDenominator + FixedBytes(*plan, mask);
     std::memcpy(out->tiling_data, &td, sizeof(td));
     return out->status;
 }

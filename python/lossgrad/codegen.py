@@ -65,6 +65,27 @@ def _variants(spec: OpSpec) -> list[tuple[int, bool, bool]]:
     return variants
 
 
+def _slot_exprs(spec: OpSpec) -> dict[str, str]:
+    """C++ byte offsets of the input slices in one inQ_ buffer, and the buffer's size ("bytes"), from the bank
+    leads of ub_plan (in units of the kernel's kBankSkew; one expression per GRAD_SCALAR variant)."""
+    per_variant: list[dict[str, str]] = []
+    for grad_scalar in (False, True):
+        roles = [r for r in buffer_plan.read_roles(spec) if not (r == "grad" and grad_scalar)]
+        exprs: dict[str, str] = {}
+        units, sizes = 0, []
+        for b in buffer_plan.slices(roles, 1):
+            units += b.lead
+            exprs[b.name.removesuffix("In_")] = " + ".join([f"kBankSkew * {units}"] +
+                                                           [f"L * sizeof({t})" for t in sizes])
+            units += b.pad - b.lead
+            sizes.append(b.ctype)
+        exprs["bytes"] = " + ".join([f"kBankSkew * {units}"] + [f"L * sizeof({t})" for t in sizes])
+        per_variant.append(exprs)
+    full, scalar = per_variant
+    return {k: f"GRAD_SCALAR ? 0u : {v}" if k not in scalar else f"GRAD_SCALAR ? {scalar[k]} : {v}"
+            for k, v in full.items()}
+
+
 def tiling_keys(op: "str | OpSpec") -> tuple[int, ...]:
     """The tiling keys the op's kernel branches on (kernel-launch builds compile one library per key)."""
     return tuple(key for key, _, _ in _variants(get_op(op)))
@@ -96,6 +117,7 @@ def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
         mask_div=8, mask_div_chunked=buffer_plan.MASK_CHUNKED_DIV,
         mask_work=buffer_plan.MASK_WORK, mask_repeat=buffer_plan.MASK_REPEAT, mask_const=buffer_plan.MASK_CONST,
         uses_consts=buffer_plan.has_constants(spec), scalar_stage_bytes=buffer_plan.SCALAR_STAGE_BYTES,
+        slot=_slot_exprs(spec), bank_skews=[(n, buffer_plan.bank_skew(n)) for n in ARCHS if buffer_plan.bank_skew(n)],
         reads_self=spec.kernel_reads_self, reduces=reduces, variants=variants,
         kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
     )

@@ -45,6 +45,8 @@ class Arch:
     events_per_position: int      # QUE_MAX_EVENT: event IDs per HardEvent pool (TQue free/EnQue + AllocEventID)
     overflow_mode: Fact           # float overflow behaviour of the device ("inf_nan" IEEE or "saturation")
     cpu_debug_series: str         # tikicpulib series alias (V220, C310, V200, V100)
+    ub_bank_skew: Fact = field(default_factory=lambda: Fact(0, "no UB bank-group layout published", "low"))
+    # bytes between the two UB bank phases of lossgrad.tiling.ub_plan (0: no placement)
 
     @property
     def npu_arch_flag(self) -> str:
@@ -69,6 +71,9 @@ ARCHS: dict[int, Arch] = {
         events_per_position=8,
         overflow_mode=Fact("inf_nan", "CANN set_device_sat_mode doc: A2/A3 default Inf/NaN mode", "medium"),
         cpu_debug_series="V220",
+        ub_bank_skew=Fact(256, "ADK examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub "
+                          "(A2/A3: bank group = UB address bits 8:5, 16 groups of 32 B; a 256-byte repeat covers 8)",
+                          "high"),
     ),
     3510: Arch(
         npu_arch=3510, cce_aicore=310, dav_macro="__DAV_C310__", cce_aicore_arch="dav-c310-vec", coupled=False,
@@ -297,6 +302,6 @@ def soc_record(soc: Soc) -> dict[str, Any]:
         "l2_bytes": fact(soc.l2_bytes), "memory_bytes": fact(soc.memory_bytes),
         "hbm_bandwidth": fact(soc.hbm_bandwidth), "clock_mhz": fact(soc.clock_mhz),
         "datacopy_pad": a.datacopy_pad, "bf16_io": a.bf16_io, "bf16_arith": a.bf16_arith,
-        "kernel_type": a.kernel_type, "overflow_mode": fact(a.overflow_mode),
+        "ub_bank_skew": fact(a.ub_bank_skew), "kernel_type": a.kernel_type, "overflow_mode": fact(a.overflow_mode),
         "cpu_debug_series": a.cpu_debug_series, "aliases": list(aliases_of(soc.name)), "note": soc.note,
     }

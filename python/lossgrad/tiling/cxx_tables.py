@@ -99,7 +99,7 @@ def _plans() -> tuple[list[str], list[str], int]:
             role, fixed = elem[b.ctype]
             assert (b.count * b.mult * denom) % b.div == 0
             when = -1 if b.when is None else b.when
-            buffers.append(f"    {{{b.count}u, {b.mult}u, {denom // b.div}u, {role}, {fixed}u, {when}}},"
+            buffers.append(f"    {{{b.count}u, {b.mult}u, {denom // b.div}u, {role}, {fixed}u, {when}, {b.pad}u}},"
                            f"  // {list(OPS)[op_index]} {b.name} ({b.kind} {b.ctype} /{b.div})")
         plans.append(f"    {{{op_index}, {_bool(bool(grad_scalar))}, {arch}, {_bool(bool(consts))}, {first}u, "
                      f"{len(bufs)}u}},")
@@ -165,11 +165,12 @@ def c_tables_header() -> str:
         f"constexpr uint32_t kMaskResult = {ub_plan.MASK_RESULT};",
         "constexpr uint32_t kMaskRepeat[3] = {" + ", ".join(str(ub_plan.MASK_REPEAT[r]) for r in _INPUT_ROLES) +
         "};  // grad, self, target",
-        f"constexpr uint64_t kFixedBytes = {ub_plan.FIXED_BYTES};",
+        f"constexpr uint64_t kFixedBytes = {ub_plan.FIXED_BYTES};  // plus each enabled buffer's count * pad",
         "",
         "// One buffer of the kernels' UB plan (ub_plan.Buffer). Bytes per tile element, exactly, in units of",
         "// 1/kBytesDenominator byte: count * mult * elementBytes * scaledDiv, where elementBytes is the dtype size of",
-        "// role `role` (>= 0) or `fixedBytes` (role -1: float, uint8_t); `when` is the bufMask bit (-1 always)",
+        "// role `role` (>= 0) or `fixedBytes` (role -1: float, uint8_t); `when` is the bufMask bit (-1 always);",
+        "// `pad`: bytes each instance adds beyond its tile-scaled size (UB bank placement, ub_plan.Buffer.pad)",
         f"constexpr uint64_t kBytesDenominator = {denom};",
         "struct Buffer {",
         "    uint32_t count;",
@@ -178,6 +179,7 @@ def c_tables_header() -> str:
         "    int32_t role;",
         "    uint32_t fixedBytes;",
         "    int32_t when;",
+        "    uint32_t pad;",
         "};",
         "constexpr Buffer kBuffers[] = {",
         *buffers,

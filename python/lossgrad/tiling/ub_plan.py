@@ -15,10 +15,23 @@ buffer, one EnQue/DeQue, one FreeTensor. That holds 2 V_MTE2 IDs whatever the nu
 buffers held 6, over 1001's 4) and keeps full double buffering of every input on every architecture; the UB it
 takes, and so the tile length, is what three separate queues took. `held_event_ids` states the peak per event type
 and `check_event_budget` compares it with the architecture's pool (tests and the kernel's static_assert use both).
+
+UB bank groups (A2/A3). asc-devkit examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub: UB
+address bits 8:5 select one of 16 bank groups of 32-byte rows, so a 256-byte repeat covers half of them, and two
+sources of one instruction that start at the same address mod 512 read the same groups every repeat (a read-read
+conflict; the example measures up to 1.85x the instruction's time). Every buffer that is an operand of a binary
+vector instruction therefore has a bank `phase`, 0 or 1: its data starts at phase * skew mod 2 * skew, with
+`bank_skew(npu_arch)` = 256 on A2/A3 and 0 (no placement) elsewhere. The phases are chosen so that the two sources
+of every binary instruction of the compute bodies differ: self and target (Sub, Compare), grad and the result (Mul),
+the result and the compute scratch (L1's Sub/Mul, smooth L1's Sub, KL's accumulating Add). The input slices get
+their phase from a fixed lead inside the queue buffer (each buffer stays a multiple of 2 * skew, so both buffers of
+the queue agree); a VECCALC buffer reserves one skew and takes its lead at run time from the UB offset reached
+(TPipe hands out UB from offset 0 in InitBuffer order: asc-devkit impl/basic_api/kernel_tpipe_impl.h), so the plan
+holds whichever buffers bufMask enables. Buffer.pad is the bytes that placement adds to each buffer instance.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Mapping
 
@@ -53,6 +66,9 @@ class Buffer:
     div: int = 1
     when: int | None = None  # bufMask bit
     doc: str = ""
+    phase: int | None = None  # UB bank phase (0/1, see above); None: not an operand whose placement matters
+    lead: int = 0             # input slices: bytes between the previous slice's end and this slice's data
+    pad: int = 0              # bytes each instance adds to its tile-scaled size (bank placement)
 
     def bytes_per_elem(self, sizes: Mapping[str, int]) -> Fraction:
         return Fraction(self.count * self.mult * sizes[self.ctype], self.div)
@@ -63,42 +79,71 @@ IN_QUEUE_DEPTH = 2
 OUT_QUEUE_DEPTH = 2
 
 
-def io_buffers(read_roles: tuple[str, ...], grad_scalar: bool) -> list[Buffer]:
+# Bank phases (module doc): self and target apart (Sub/Compare(self, target)), grad apart from the result (Mul(r, r,
+# grad)); the result (out tile or result_) at phase 0, the compute scratch that meets it at phase 1.
+ROLE_PHASE = {"grad": 1, "self": 1, "target": 0}
+RESULT_PHASE = 0
+SCRATCH_PHASE = 1
+
+
+def bank_skew(npu_arch: int) -> int:
+    """Bytes between the two bank phases (0: the architecture has no bank placement; unknown archs get none)."""
+    return int(ARCHS[npu_arch].ub_bank_skew.value) if npu_arch in ARCHS else 0
+
+
+def slices(roles: list[str], skew: int) -> list[Buffer]:
+    """The input slices of one inQ_ buffer in order, each led to its role's phase; the last one pads the buffer back
+    to phase 0 (tile-scaled sizes are multiples of 2 * skew: TILE_ALIGN elements of at least 2 bytes)."""
     out: list[Buffer] = []
-    for role in read_roles:
-        if role == "grad" and grad_scalar:
-            continue
-        t = ROLE_TYPE[role]
-        out.append(Buffer(f"{role}In_", "in", IN_QUEUE_DEPTH, t,
-                          doc=f"{role}'s slice of the tile's input buffer (inQ_, double buffered)"))
-        out.append(Buffer(f"{role}Work_", "tbuf", 1, "float", when=MASK_WORK[role],
+    at = 0
+    for i, role in enumerate(roles):
+        want = ROLE_PHASE[role] * skew
+        lead = (want - at) % (2 * skew) if skew else 0
+        at = want
+        trail = (-at) % (2 * skew) if skew and i == len(roles) - 1 else 0
+        out.append(Buffer(f"{role}In_", "in", IN_QUEUE_DEPTH, ROLE_TYPE[role], phase=ROLE_PHASE[role], lead=lead,
+                          pad=lead + trail, doc=f"{role}'s slice of the tile's input buffer (inQ_, double buffered)"))
+    return out
+
+
+def io_buffers(read_roles: tuple[str, ...], grad_scalar: bool, skew: int = 0) -> list[Buffer]:
+    """Allocation order: the input slices, the output queue (both at phase 0 whatever bufMask enables), then the
+    VECCALC buffers with a phase (each reserves `skew` bytes for its lead)."""
+    roles = [r for r in read_roles if not (r == "grad" and grad_scalar)]
+    out = slices(roles, skew)
+    out.append(Buffer("outQ_", "out", OUT_QUEUE_DEPTH, "TO", phase=RESULT_PHASE,
+                      doc="output tiles to GM (double buffered)"))
+    for role in roles:
+        out.append(Buffer(f"{role}Work_", "tbuf", 1, "float", when=MASK_WORK[role], phase=ROLE_PHASE[role], pad=skew,
                           doc=f"{role} as float: cast target, or the resident copy of a broadcast operand"))
-    out.append(Buffer("outQ_", "out", OUT_QUEUE_DEPTH, "TO", doc="output tiles to GM (double buffered)"))
-    out.append(Buffer("result_", "tbuf", 1, "float", when=MASK_RESULT,
+    out.append(Buffer("result_", "tbuf", 1, "float", when=MASK_RESULT, phase=RESULT_PHASE, pad=skew,
                       doc="float result before the cast to the output dtype (float outputs use the out tile)"))
     return out
 
 
 # Compute scratch per op template (compare-based ops need masks and constant tensors).
 _MASK = dict(kind="tbuf", count=1, ctype="uint8_t", div=8)
+# Masks: Select(dst, mask, dst) reads the mask as its second source (asc-devkit impl/basic_api/dav_c220
+# kernel_operator_vec_cmpsel_impl.h, mode 1: vsel(dst, src0, sel)), so each mask is apart from the tensor it selects
+# into: maskA from the result, maskB from the scratch (L1's Sign, smooth L1's beta == 0 branch).
 OP_SCRATCH: dict[str, tuple[Buffer, ...]] = {
     "l1": (
-        Buffer("maskA_", **_MASK, doc="comparison bits"),
-        Buffer("maskB_", **_MASK, doc="comparison bits"),
-        Buffer("tmpA_", "tbuf", 1, "float", doc="selected values"),
+        Buffer("maskA_", **_MASK, phase=SCRATCH_PHASE, doc="comparison bits"),
+        Buffer("maskB_", **_MASK, phase=RESULT_PHASE, doc="comparison bits"),
+        Buffer("tmpA_", "tbuf", 1, "float", phase=SCRATCH_PHASE, doc="selected values"),
         Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0 (Select mode 0 needs a tensor)"),
     ),
     "mse": (),
     "smooth_l1": (
-        Buffer("maskA_", **_MASK, doc="comparison bits"),
-        Buffer("maskB_", **_MASK, doc="comparison bits"),
-        Buffer("maskC_", **_MASK, doc="comparison bits"),
-        Buffer("tmpA_", "tbuf", 1, "float", doc="x = self - target"),
-        Buffer("tmpB_", "tbuf", 1, "float", doc="|x|, then the linear branch x / beta"),
+        Buffer("maskA_", **_MASK, phase=SCRATCH_PHASE, doc="comparison bits"),
+        Buffer("maskB_", **_MASK, phase=RESULT_PHASE, doc="comparison bits"),
+        Buffer("tmpA_", "tbuf", 1, "float", phase=RESULT_PHASE, doc="x = self - target"),
+        Buffer("tmpB_", "tbuf", 1, "float", phase=SCRATCH_PHASE, doc="the linear branch x / beta"),
         Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0 (Select mode 0 needs a tensor)"),
     ),
     "kl_div": (
-        Buffer("acc_", "tbuf", 1, "float", when=MASK_ACC, doc="KL reduction: running sums of contributions"),
+        Buffer("acc_", "tbuf", 1, "float", when=MASK_ACC, phase=SCRATCH_PHASE,
+               doc="KL reduction: running sums of contributions"),
     ),
 }
 
@@ -128,11 +173,28 @@ def needs_constants(op: OpSpec, npu_arch: int) -> bool:
 
 
 def buffers(op: OpSpec, grad_scalar: bool, npu_arch: int) -> list[Buffer]:
-    scratch = list(OP_SCRATCH[op.template])
+    """The plan in allocation order: io_buffers, the op's phased float scratch, the phased masks (their sizes are not
+    multiples of skew, so no float buffer with a phase follows them), then the rest."""
+    skew = bank_skew(npu_arch)
+    scratch = [replace(b, pad=phase_reserve(b, skew)) if b.phase is not None else b for b in OP_SCRATCH[op.template]]
     if npu_arch == 1001:
-        scratch = [Buffer(b.name, b.kind, b.count, b.ctype, b.mult, MASK_CHUNKED_DIV, b.when, b.doc)
-                   if b.ctype == "uint8_t" else b for b in scratch]
-    return io_buffers(read_roles(op), grad_scalar) + scratch
+        scratch = [replace(b, div=MASK_CHUNKED_DIV) if b.ctype == "uint8_t" else b for b in scratch]
+    scratch.sort(key=lambda b: (b.phase is None, b.ctype == "uint8_t"))
+    return io_buffers(read_roles(op), grad_scalar, skew) + scratch
+
+
+def phase_reserve(b: Buffer, skew: int) -> int:
+    """Bytes a phased VECCALC buffer reserves for its lead: float buffers start at multiples of `skew` (everything
+    before them is), so their lead is 0 or skew; masks (tile / 8 bytes) follow them at any 32-byte offset, so theirs
+    is up to 2 * skew - 32 (the kernel's CalcBuf::Init, `anyOffset`)."""
+    if not skew:
+        return 0
+    return 2 * skew - 32 if b.ctype == "uint8_t" else skew
+
+
+def fixed_bytes(bufs: list[Buffer], buf_mask: int) -> int:
+    """UB bytes that do not scale with the tile: the scalar stage and the bank placement of the enabled buffers."""
+    return FIXED_BYTES + sum(b.count * b.pad for b in bufs if b.when is None or buf_mask >> b.when & 1)
 
 
 # The kernel's own event use (pipeline.h.j2): FetchEventID + SetFlag/WaitFlag pairs, one ID at a time per type, of

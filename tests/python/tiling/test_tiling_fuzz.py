@@ -216,11 +216,12 @@ def check_ub(problem: KernelProblem, p: TilingPlan) -> None:
             continue
         size = tile * b.mult * sizes[b.ctype]
         assert size % b.div == 0 and (size // b.div) % 32 == 0, (b.name, size, b.div)
-        allocated += b.count * (size // b.div)
+        assert b.pad % 32 == 0, b.name
+        allocated += b.count * (size // b.div + b.pad)
         per_elem += b.count * b.mult * sizes[b.ctype] / b.div
-    assert allocated + ub_plan.FIXED_BYTES == p.ub_bytes <= p.ub_budget
+    assert allocated + ub_plan.SCALAR_STAGE_BYTES == p.ub_bytes <= p.ub_budget
     # the largest tile: one more TILE_ALIGN step no longer fits, or would break a DMA limit (check_dma)
-    assert allocated + per_elem * TILE_ALIGN + ub_plan.FIXED_BYTES > p.ub_budget or \
+    assert allocated + per_elem * TILE_ALIGN + ub_plan.SCALAR_STAGE_BYTES > p.ub_budget or \
         not _dma_ok(problem, tile + TILE_ALIGN)
 
 
