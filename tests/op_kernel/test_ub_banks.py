@@ -3,7 +3,7 @@ vector instruction that read the same bank groups take up to twice its time (asc
 kernels place every operand so that no instruction of a same-shape call conflicts under the time model's bank rule
 (lossgrad.timing.replay.bank_conflicts, itself checked against the devkit's scenarios in tests/timing), and only a
 few of a broadcast call's repeats do (a row that starts mid-way in its resident copy, the last folds of a
-reduction). Before the placement, 33-44% of every same-shape call's repeats conflicted."""
+reduction). Before the placement, 18-65% of a same-shape call's repeats conflicted (docs/kernels.md)."""
 from __future__ import annotations
 
 import functools
@@ -20,7 +20,7 @@ from lossgrad.validation import validate
 
 BANKED_SOCS = tuple(s for s in VERIFY_DEFAULT_SOCS if get_soc(s).arch.ub_bank_skew.value)
 DTYPES = ("float32", "float16", "bfloat16")
-MAX_BROADCAST_SHARE = 0.05  # measured: at most 2.7% (910B1, 2026-11-24)
+MAX_BROADCAST_SHARE = 0.05  # measured: at most 2.9% (910B1, 2026-11-24; 21-62% before the placement)
 
 
 @functools.lru_cache(maxsize=None)
