@@ -152,6 +152,17 @@ bool BlocksOnly(int32_t npu_arch)
     return false;
 }
 
+// socs gm_row_align_bytes: the GM alignment a copied row streams at full rate with (32 for unknown architectures).
+uint64_t GmRowAlignBytes(int32_t npu_arch)
+{
+    for (const tb::ArchFacts& a : tb::kArchs) {
+        if (a.npuArch == npu_arch) {
+            return a.gmRowAlignBytes;
+        }
+    }
+    return 32;
+}
+
 const tb::BufferPlan* FindPlan(int32_t op, bool grad_scalar, int32_t npu_arch)
 {
     const tb::BufferPlan* other = nullptr;
@@ -855,6 +866,12 @@ Status Compute(const Inputs& in, Result* out)
                                                     !stream_rebroadcast && !PacksFlat(p, loop, modes, tile)))) {
         split_mode = LOSSGRAD_SPLIT_COLUMN;
         split_total = inner;
+        // Column pieces start on the architecture's row alignment (in every operand's dtype) where that still
+        // gives every wanted core a piece: 950's copies of rows off 128 bytes stream at a quarter of the rate.
+        const uint64_t aligned = std::max<uint64_t>(unit, GmRowAlignBytes(p.npu_arch) / min_size);
+        if (aligned > unit && inner / aligned >= want) {
+            unit = aligned;
+        }
         split = SplitUnits(inner, unit, want, whole);
     } else {
         split_total = total;

@@ -47,6 +47,8 @@ class Arch:
     cpu_debug_series: str         # tikicpulib series alias (V220, C310, V200, V100)
     ub_bank_skew: Fact = field(default_factory=lambda: Fact(0, "no UB bank-group layout published", "low"))
     # bytes between the two UB bank phases of lossgrad.tiling.ub_plan (0: no placement)
+    gm_row_align_bytes: Fact = field(default_factory=lambda: Fact(32, "DataCopy's 32-byte unit", "medium"))
+    # GM alignment a copied row needs to stream at full rate (the tiling cuts column pieces on it)
 
     @property
     def npu_arch_flag(self) -> str:
@@ -87,6 +89,8 @@ ARCHS: dict[int, Arch] = {
         overflow_mode=Fact("inf_nan", "CANN aclrtFloatOverflowMode doc: Atlas 350 (950) supports Inf/NaN mode only",
                            "high"),
         cpu_debug_series="C310",
+        gm_row_align_bytes=Fact(128, "ADK examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/"
+                                     "README.md: 950 recommends 128-byte aligned rows", "medium"),
     ),
     2002: Arch(
         npu_arch=2002, cce_aicore=200, dav_macro="__DAV_M200__", cce_aicore_arch="dav-m200", coupled=True,
@@ -302,6 +306,6 @@ def soc_record(soc: Soc) -> dict[str, Any]:
         "l2_bytes": fact(soc.l2_bytes), "memory_bytes": fact(soc.memory_bytes),
         "hbm_bandwidth": fact(soc.hbm_bandwidth), "clock_mhz": fact(soc.clock_mhz),
         "datacopy_pad": a.datacopy_pad, "bf16_io": a.bf16_io, "bf16_arith": a.bf16_arith,
-        "ub_bank_skew": fact(a.ub_bank_skew), "kernel_type": a.kernel_type, "overflow_mode": fact(a.overflow_mode),
+        "ub_bank_skew": fact(a.ub_bank_skew), "gm_row_align_bytes": fact(a.gm_row_align_bytes), "kernel_type": a.kernel_type, "overflow_mode": fact(a.overflow_mode),
         "cpu_debug_series": a.cpu_debug_series, "aliases": list(aliases_of(soc.name)), "note": soc.note,
     }

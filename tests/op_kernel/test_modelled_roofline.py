@@ -19,14 +19,10 @@ PATTERNS = {
 }
 
 
-# Measured gap (strict xfail: a fix turns it red until the entry goes): on 950 a float32 target broadcast along rows
-# models at 1.22x (MTE2-bound: body 37.4 us against a 30.7 us roofline for MSE), against 1.0-1.1x for the same
-# shapes without broadcast. Cause: the column split cuts rows into 72-80-float pieces at 32-byte multiples, and
-# 950's copies want 128-byte aligned rows (docs/timing.md: unaligned bursts at 0.245x the rate), so the cores whose
-# piece starts off 128 bytes take 33-36 us of MTE2 against 14 us for the aligned ones. 128-byte column units on 950
-# would fix it (not built).
-GAPS = {("Ascend950PR_9579", "target row-broadcast"):
-        "950 row broadcast: 1.22x of the roofline (MTE2-bound); the same-shape call is within 1.1x"}
+# 950 cuts column pieces on 128-byte boundaries (socs gm_row_align_bytes): before that, a float32 target broadcast
+# along rows modelled at 1.22x (cores whose piece started off 128 bytes took 33-36 us of MTE2 against 14 us);
+# now 1.02x.
+GAPS: dict[tuple[str, str], str] = {}
 
 
 def _params():

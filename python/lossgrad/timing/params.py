@@ -170,7 +170,7 @@ def _950(soc: Soc) -> TimeParams:
         tail_us=Fact(_950_TAIL_US, "fit: data_copy UB scenarios 1-3 on 950", conf),
         copy_overhead_cycles=Fact(0, "fit: data_copy scenario 1 on 950 is explained by the 128 B curve point", conf),
         burst_overhead_cycles=Fact(_950_BURST_CYC, "fit: data_copy UB scenario 2 on 950 (64 bursts of 128 B)", conf),
-        gm_align_bytes=Fact(128, f"{_DC}: 950 recommends 128-byte aligned rows", "medium"),
+        gm_align_bytes=soc.arch.gm_row_align_bytes,
         unaligned_gm_factor=Fact(_950_UNALIGNED, "fit: data_copy UB scenario 4 on 950 against scenario 3 (bursts off "
                                                    "128-byte alignment)", conf),
         ub_bank_rule=Fact(None, f"{_ADD}: 950's banks are arranged differently; no rule modelled", "low"),

@@ -252,6 +252,16 @@ def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
         # output elements one by one, or whole 32-byte output blocks where the kernel writes only those (310P/910)
         whole = ub_plan.blocks_only(problem.soc.arch.npu_arch)
         assert f["unitElems"] == (32 // problem.dtypes["out"].itemsize if whole else 1)
+    elif f["splitMode"] == td.SPLIT_COLUMN:
+        # column pieces start on the architecture's row alignment (gm_row_align_bytes) whenever that still gives
+        # every core a piece, else on 32-byte blocks
+        npu_arch = problem.soc.arch.npu_arch  # a custom part may name no known architecture: 32 bytes
+        row_align = ARCHS[npu_arch].gm_row_align_bytes.value if npu_arch in ARCHS else 32
+        aligned = row_align // narrowest
+        assert f["unitElems"] * narrowest in (32, row_align)
+        if f["unitElems"] * narrowest == 32 and aligned * narrowest > 32:
+            assert f["splitTotal"] // aligned < f["blockDim"]
+        assert -(-f["splitTotal"] // f["unitElems"]) >= f["blockDim"]
     else:
         assert f["unitElems"] * narrowest == 32
     if f["splitMode"] == td.SPLIT_FLAT and f["rank"] == 1:
