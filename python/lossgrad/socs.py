@@ -140,12 +140,6 @@ class Soc:
     def ub_kernel_bytes(self) -> int:
         return int(self.arch.ub_kernel_bytes.value)
 
-    def legacy_simulator_lib(self, cann_root: str) -> str:
-        return f"{cann_root}/tools/simulator/{self.name}/lib"
-
-    def simulator_lib(self, cann_root: str, host_arch: str) -> str:
-        return f"{cann_root}/{host_arch}-linux/simulator/dav_{self.arch.npu_arch}/lib"
-
 
 _MB = 1 << 20
 _GB = 1 << 30
