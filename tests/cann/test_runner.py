@@ -214,28 +214,8 @@ LINE_SOCS = {"950": "Ascend950PR_9579", "A3": "Ascend910_9391", "A2": "Ascend910
              "910": "Ascend910A"}
 
 
-def _accepted_mixes(op: object, soc: str) -> list[tuple]:
-    """Every (grad, self, target, out) float mix validation (aclnn's checks) accepts for the op on the SoC."""
-    from lossgrad.errors import LossGradError
-    from lossgrad.socs import get_soc
-
-    floats = op.supported_dtypes(get_soc(soc).arch.npu_arch)
-    found = []
-    for g in floats:
-        for s in floats:
-            for t in floats:
-                for o in floats:
-                    try:
-                        validate(op, np.zeros((2, 3), g.np_dtype), np.zeros((2, 3), s.np_dtype),
-                                 np.zeros((2, 3), t.np_dtype), "sum", out_dtype=o, soc=soc)
-                    except LossGradError:
-                        continue
-                    found.append((g, s, t, o))
-    return found
-
-
 @pytest.mark.parametrize("op_name", list(OPS))
-def test_registered_columns_are_mixes_aclnn_accepts(op_name: str) -> None:
+def test_registered_columns_are_mixes_aclnn_accepts(op_name: str, accepted_mixes) -> None:
     """Every OpDef column is a mix aclnn's validation accepts, listed once; same-dtype columns come first."""
     op = OPS[op_name]
     for soc in LINE_SOCS.values():
@@ -243,7 +223,7 @@ def test_registered_columns_are_mixes_aclnn_accepts(op_name: str) -> None:
         combos = op.kernel_combos(arch)
         assert len(set(combos)) == len(combos)
         accepted = {tuple({"grad": g, "self": s, "target": t}[io.role] for io in op.kernel_inputs) + (o,)
-                    for g, s, t, o in _accepted_mixes(op, soc)}
+                    for g, s, t, o in accepted_mixes(op, soc)}
         assert set(combos) <= accepted, soc
         n = len(op.supported_dtypes(arch))
         assert [len(set(c)) for c in combos[:n]] == [1] * n
@@ -254,7 +234,7 @@ def test_registered_columns_are_mixes_aclnn_accepts(op_name: str) -> None:
 @pytest.mark.parametrize("line", list(LINE_SOCS))
 @pytest.mark.parametrize("op_name", list(OPS))
 def test_package_run_sends_only_registered_columns(op_name: str, line: str, monkeypatch: pytest.MonkeyPatch,
-                                                   tmp_path: Path) -> None:
+                                                   tmp_path: Path, accepted_mixes) -> None:
     """run_on_cann(package=...) for every float mix aclnn accepts: the stand-in device (the generated aclnn API) takes
     only the package's registered columns and computes with the golden model from the .bin files it is given; a
     registered mix arrives as it is, any other cast to aclnn's compute dtype; the result equals the golden model's
@@ -294,7 +274,7 @@ def test_package_run_sends_only_registered_columns(op_name: str, line: str, monk
     rng = np.random.default_rng(7)
     attrs = {"beta": 0.5} if op.name == "smooth_l1_loss_backward" else {}
     fused = 0
-    for g, s, t, o in _accepted_mixes(op, soc):
+    for g, s, t, o in accepted_mixes(op, soc):
         x = {r: rng.standard_normal((2, 3)).astype(d.np_dtype) for r, d in (("grad", g), ("self", s), ("target", t))}
         call = validate(op, x["grad"], x["self"], x["target"], "mean", attrs, out_dtype=o, soc=soc)
         got = runner.run_on_cann(call, "npu", package=package)
