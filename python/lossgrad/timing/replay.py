@@ -560,6 +560,18 @@ def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np
         free &= ~skip
     stack = np.flatnonzero(free).tolist()[::-1]
 
+    def finish(i: int, e: float) -> None:
+        # Node i ends at e: its successors may start after their lag; those with no other predecessor left go next.
+        end[i] = e
+        for j in range(ptr_l[i], ptr_l[i + 1]):
+            s = succ[j]
+            v = e + slag[j]
+            if v > ready[s]:
+                ready[s] = v
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                stack.append(s)
+
     def release() -> None:
         # Fixed-cost nodes settle at once (depth-first); a copy waits in `pending` for the bandwidth simulation.
         while stack:
@@ -569,16 +581,7 @@ def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np
             if bytes_l[i] > 0:
                 heapq.heappush(pending, (r + dur_l[i], i))
                 continue
-            e = r + dur_l[i]
-            end[i] = e
-            for j in range(ptr_l[i], ptr_l[i + 1]):
-                s = succ[j]
-                v = e + slag[j]
-                if v > ready[s]:
-                    ready[s] = v
-                indeg[s] -= 1
-                if indeg[s] == 0:
-                    stack.append(s)
+            finish(i, r + dur_l[i])
 
     release()
     t, vclock, demand = t0, 0.0, 0.0
@@ -597,15 +600,7 @@ def _schedule(n: int, src: np.ndarray, dst: np.ndarray, lag: np.ndarray, dur: np
             t = t_fin
             _, i = heapq.heappop(flight)
             demand = demand - rate_l[i] if flight else 0.0  # no drift when idle
-            end[i] = t
-            for j in range(ptr_l[i], ptr_l[i + 1]):
-                s = succ[j]
-                v = t + slag[j]
-                if v > ready[s]:
-                    ready[s] = v
-                indeg[s] -= 1
-                if indeg[s] == 0:
-                    stack.append(s)
+            finish(i, t)
             release()
     end_a = np.array(end)
     if skip is not None:
