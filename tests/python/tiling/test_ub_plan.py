@@ -16,7 +16,6 @@ def test_slices_start_on_their_phase_and_the_buffer_ends_on_a_cycle(arch: int, o
     skew = ub_plan.bank_skew(arch)
     bufs = ub_plan.buffers(OPS[op], grad_scalar, arch)
     slices = [b for b in bufs if b.kind == "in"]
-    at = 0
     for tile in (TILE_ALIGN, 7 * TILE_ALIGN):
         at = 0
         for b in slices:
