@@ -26,6 +26,7 @@
 #else
 #include "lossgrad_tiling_data.h"
 #endif
+#include "lossgrad_plan_check.h"
 #include "lossgrad_tiling_tables.h"
 
 #if defined(__GNUC__)
@@ -688,7 +689,7 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         p->beta = in.beta;
     }
     p->log_target = op.hasLogTarget && in.log_target;
-    p->cores = in.core_num;
+    p->cores = in.core_num < kMaxBlockDim ? in.core_num : kMaxBlockDim;
     p->ub_budget = in.ub_bytes;
     p->npu_arch = in.npu_arch;
     return Status::kOk;
@@ -729,8 +730,49 @@ bool PacksFlat(const Problem& p, const Loop& loop, const Mode* modes, uint64_t t
     return true;
 }
 
+// CheckPlan with the facts of the problem; a failure is kInternal (a tiling bug, never the caller's).
+Status CheckPlanOf(const Problem& p, const LossGradTilingData& td, uint64_t workspace, Result* out)
+{
+    PlanFacts facts;
+    for (int32_t r = 0; r < 3; ++r) {
+        facts.input_elems[r] = Numel(p.shapes[r]);
+        facts.input_float[r] = p.is_f32[r];
+    }
+    facts.output_elems = Numel(p.shapes[kOut]);
+    facts.output_bytes = p.bytes[kOut];
+    facts.reads_self = p.reads[kSelf];
+    facts.blocks_only = BlocksOnly(p.npu_arch);
+    facts.core_num = static_cast<uint32_t>(p.cores);
+    facts.workspace_bytes = workspace;
+    char why[kMessageBytes - 96];
+    if (!CheckPlan(td, facts, why, sizeof(why), &out->plan_check_complete)) {
+        return Fail(out, Status::kInternal, "the plan fails its safety check (a tiling bug: please report this "
+                    "call): %s", why);
+    }
+    return Status::kOk;
+}
 
 } // namespace
+
+Status CheckTiling(const Inputs& in, const uint8_t* data, size_t size, uint64_t workspace_bytes, Result* out)
+{
+    *out = Result{};
+    if (data == nullptr || size != sizeof(LossGradTilingData)) {
+        return Fail(out, Status::kInvalidArgument, "tiling data of %zu bytes; the struct has %zu", size,
+                    sizeof(LossGradTilingData));
+    }
+    Problem p;
+    if (MakeProblem(in, &p, out) != Status::kOk) {
+        return out->status;
+    }
+    LossGradTilingData td;
+    std::memcpy(&td, data, sizeof(td));
+    if (CheckPlanOf(p, td, workspace_bytes, out) != Status::kOk) {
+        return out->status;
+    }
+    out->status = Status::kOk;
+    return Status::kOk;
+}
 
 Status Compute(const Inputs& in, Result* out)
 {
@@ -927,12 +969,18 @@ Status Compute(const Inputs& in, Result* out)
     td.flags = flags;
     td.bufMask = mask;
     td.segments = static_cast<uint32_t>(segments);
+    td.foldTiles = in.kl_fold_tiles != 0 ? in.kl_fold_tiles : tb::kKlFoldTiles;
     td.modes = static_cast<uint32_t>(modes[0]) | static_cast<uint32_t>(modes[1]) << 2 |
                static_cast<uint32_t>(modes[2]) << 4;
     td.coef = ToFloat(p.coefficient);
     td.beta = ToFloat(beta);
     td.invBeta = ToFloat(std::min(inv64, flt_max));
     td.betaScale = ToFloat(scale);
+
+    // The plan check: what the kernels will do with this plan, proved safe before any launch.
+    if (CheckPlanOf(p, td, workspace, out) != Status::kOk) {
+        return out->status;
+    }
 
     out->status = Status::kOk;
     out->block_dim = td.blockDim;

@@ -18,6 +18,9 @@ constexpr int32_t kMaxRank = 8;              // aclnn's rank limit for every op 
 constexpr int32_t kNumInputs = 3;            // every op has three tensor inputs (grad, self, target roles)
 constexpr size_t kMaxTilingDataBytes = 1024; // capacity of Result::tiling_data; sizeof(LossGradTilingData) must fit
 constexpr size_t kMessageBytes = 256;
+// A launch's numBlocks is in [1, 65535] (asc-devkit docs/zh, SIMD-BuiltIn keywords): a platform reporting more cores
+// gets at most this many blocks.
+constexpr uint32_t kMaxBlockDim = 65535;
 
 // Which op is being tiled. The value is the op's position in lossgrad.registry.OPS (declaration order); the
 // generated op_host sources static_assert each value against the registry when they are rendered.
@@ -77,6 +80,9 @@ struct Inputs {
     // 0 when it does not (950, and A3 on CANN versions that give it its own SocVersion). Compute must not need
     // more than "0 behaves like an arch with DataCopyPad".
     int32_t npu_arch;
+    // KL reduction: tiles per fold and folds per running-sum step (LossGradTilingData::foldTiles); 0 takes the
+    // default (lossgrad.tiling KL_FOLD_TILES). Tests lower it so that short reductions fold many times.
+    uint32_t kl_fold_tiles;
 };
 
 enum class Status : int32_t {
@@ -93,6 +99,8 @@ struct Result {
     uint64_t workspace_bytes; // user workspace only; CANN's system workspace is added by the adapter
     uint64_t ub_bytes;        // UB bytes the kernel's buffer plan allocates at tileLen (<= Inputs::ub_bytes)
     uint32_t tiling_size;     // bytes of tiling_data in use; == sizeof(LossGradTilingData) on success
+    bool plan_check_complete; // the plan check walked every tile (false: a plan beyond its walk budget, see
+                              // lossgrad_plan_check.h kMaxWalkTiles; its split-level facts are still checked)
     uint8_t tiling_data[kMaxTilingDataBytes]; // the packed LossGradTilingData (host byte order, as memcpy'd)
     char message[kMessageBytes];              // NUL-terminated reason when status != kOk
 };
@@ -101,6 +109,10 @@ struct Result {
 // On success sets status = kOk and every other field; on failure sets status and message, the rest unspecified.
 // The return value equals out->status (out must not be null).
 Status Compute(const Inputs& in, Result* out);
+
+// The plan check (lossgrad_plan_check.h) of a given tiling data for this call: kOk when safe, kInternal with the
+// violation in out->message otherwise. Compute runs it on every plan; this entry lets tests check altered plans.
+Status CheckTiling(const Inputs& in, const uint8_t* data, size_t size, uint64_t workspace_bytes, Result* out);
 
 } // namespace lossgrad_tiling
 

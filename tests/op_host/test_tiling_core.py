@@ -114,6 +114,8 @@ def test_builds_from_the_wheels_project_copy(tmp_path: Path, monkeypatch: pytest
     """An installed wheel has no checkout: the sources come from project_root(), the bundled copy."""
     bundle = tmp_path / "_project"
     shutil.copytree(REPO / "op_host", bundle / "op_host")
+    (bundle / "op_kernel").mkdir()
+    shutil.copy(REPO / "op_kernel" / "tile_walk.h", bundle / "op_kernel")  # the plan check's tile walk
     (bundle / native.CORE_DIR / "lossgrad_tiling_core.cpp").write_text(
         (REPO / native.CORE_DIR / "lossgrad_tiling_core.cpp").read_text() + "\n// the bundled copy\n")
     monkeypatch.setattr(native, "project_root", lambda: bundle)
@@ -284,7 +286,7 @@ def test_garbage_inputs_never_crash() -> None:
             assert exc.status in (native.STATUS_INVALID, native.STATUS_UNSUPPORTED) and str(exc)
             outcomes["refused"] += 1
             continue
-        assert 1 <= res.block_dim <= max(1, ci.core_num) and len(res.data) == td.SIZE
+        assert 1 <= res.block_dim <= min(max(1, ci.core_num), 65535) and len(res.data) == td.SIZE  # numBlocks <= 65535
         assert res.ub_bytes <= ci.ub_bytes
         outcomes["ok"] += 1
     assert outcomes["ok"] > 500 and outcomes["refused"] > 500, outcomes

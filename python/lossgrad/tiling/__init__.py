@@ -8,8 +8,10 @@ LossGradTilingData layout (data.py). docs/tiling.md describes the algorithm's st
 """
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from ..dtypes import DType
 from ..registry import OpSpec, Reduction
@@ -18,12 +20,16 @@ from ..validation import Call
 from . import data as td
 from .ub_plan import ROLE_TYPE, read_roles
 
-__all__ = ["KernelProblem", "TilingPlan", "problem_from_call", "plan", "plan_call"]
+__all__ = ["KernelProblem", "TilingPlan", "problem_from_call", "plan", "plan_call", "knobs"]
 
 TILE_ALIGN = 256            # tile lengths are multiples of this many elements (compare masks stay 32-byte aligned)
 MIN_CORE_BYTES = 16 * 1024  # a core gets at least this much output before another core is added
 GM_ALIGN_BYTES = 512        # preferred GM alignment of tile starts
 COLUMN_MIN_BYTES = 128      # column split when every core's piece of a row is at least a 128-byte burst
+# KL reduction: tiles a block accumulator sums lane-wise before it folds, and folds a middle level sums before it
+# joins the running sums (a two-level sum: every level adds at most this many values in sequence). Tests lower it
+# (knobs()) so that short calls fold many times.
+KL_FOLD_TILES = 128
 KEY_GRAD_SCALAR = 1
 KEY_KL_REDUCE = 2
 
@@ -47,6 +53,19 @@ class KernelProblem:
     attrs: Mapping[str, Any]
     # grad, self, target as the caller passed them, when `shapes` are kernel views of them (None: the same)
     caller_shapes: Mapping[str, tuple[int, ...]] | None = None
+    # The UB bytes a kernel may allocate; None: the SoC's (socs ub_kernel_bytes). Smaller budgets (knobs()) give
+    # short tiles, so that small calls walk many tiles per core: the fuzz search's way to reach tile boundaries.
+    budget: int | None = None
+    fold_tiles: int | None = None  # KL's fold length; None: KL_FOLD_TILES (knobs())
+
+    @property
+    def ub_budget(self) -> int:
+        if self.budget is None:
+            return self.soc.ub_kernel_bytes
+        if self.budget > self.soc.ub_kernel_bytes:
+            raise ValueError(f"ub_budget({self.budget}): {self.soc.name} kernels may allocate at most "
+                             f"{self.soc.ub_kernel_bytes} bytes of UB")
+        return self.budget
 
     @property
     def reduces(self) -> bool:
@@ -56,8 +75,38 @@ class KernelProblem:
         return any(b != 1 and o == 1 for b, o in zip(self.iter_shape, out))
 
 
+@dataclass(frozen=True)
+class _Knobs:
+    ub_budget: int | None = None
+    fold_tiles: int | None = None
+
+
+_KNOBS: ContextVar[_Knobs] = ContextVar("lossgrad_tiling_knobs", default=_Knobs())
+
+
+@contextlib.contextmanager
+def knobs(*, ub_budget: int | None = None, fold_tiles: int | None = None) -> Iterator[None]:
+    """Plan every call inside the block with a smaller UB budget (bytes a kernel may allocate; None: the SoC's) and
+    KL reductions with shorter folds (tiles per fold; None: KL_FOLD_TILES).
+
+    Testing knobs, not tuning ones: the plans stay valid (the kernel allocates less than the part has, and sums in
+    the same two levels), but tiles get short and folds frequent, so that a small call walks many tiles per core and
+    a short reduction exercises every level of its sum. `lossgrad verify --fuzz` draws them; its reproducers show
+    them as `with lossgrad.tiling.knobs(ub_budget=..., fold_tiles=...): ...`."""
+    for name, value in (("ub_budget", ub_budget), ("fold_tiles", fold_tiles)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0
+                                  or value >= 1 << 32):
+            raise ValueError(f"{name}: expected a positive 32-bit integer or None, got {value!r}")
+    token = _KNOBS.set(_Knobs(ub_budget, fold_tiles))
+    try:
+        yield
+    finally:
+        _KNOBS.reset(token)
+
+
 def problem_from_call(call: Call, shapes: Mapping[str, tuple[int, ...]] | None = None) -> KernelProblem:
-    """`shapes` overrides the inputs' shapes with their kernel views (see runners: stride-0 dims become 1)."""
+    """`shapes` overrides the inputs' shapes with their kernel views (see runners: stride-0 dims become 1). The UB
+    budget and KL's fold length are the defaults, or those an enclosing `knobs()` sets."""
     caller = {"grad": tuple(call.grad.shape), "self": tuple(call.self_.shape), "target": tuple(call.target.shape)}
     sh = dict(caller)
     if shapes:
@@ -67,7 +116,8 @@ def problem_from_call(call: Call, shapes: Mapping[str, tuple[int, ...]] | None =
     dtypes["out"] = call.out_dtype
     return KernelProblem(op=call.op, soc=call.soc, dtypes=dtypes, shapes=sh, iter_shape=tuple(call.iter_shape),
                          reduction=call.reduction, coefficient=call.coefficient, attrs=dict(call.attrs),
-                         caller_shapes=caller if any(sh[r] != caller[r] for r in caller) else None)
+                         caller_shapes=caller if any(sh[r] != caller[r] for r in caller) else None,
+                         budget=_KNOBS.get().ub_budget, fold_tiles=_KNOBS.get().fold_tiles)
 
 
 @dataclass(frozen=True)
@@ -82,6 +132,9 @@ class TilingPlan:
     ub_budget: int
     workspace_bytes: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # The plan check (docs/tiling.md) walked every tile; False beyond its budget of 2^24 tiles, where it checks the
+    # split-level facts and each core's first tiles.
+    check_complete: bool = True
 
 
 def _sizes(problem: KernelProblem) -> dict[str, int]:
@@ -107,9 +160,12 @@ def plan(problem: KernelProblem) -> TilingPlan:
         notes.append("column split: an input broadcast along rows is read once in total")
     elif fields["splitMode"] == td.SPLIT_FLAT and ROW in modes.values():
         notes.append("flat split: each core reads the row-broadcast input once")
+    if not res.check_complete:
+        notes.append("plan check: beyond its walk budget (2^24 tiles), each core's first tiles and every split-level "
+                     "fact checked")
     return TilingPlan(block_dim=res.block_dim, tiling_key=res.tiling_key, data=res.data, fields=fields, modes=modes,
-                      buf_mask=fields["bufMask"], ub_bytes=res.ub_bytes, ub_budget=problem.soc.ub_kernel_bytes,
-                      workspace_bytes=res.workspace_bytes, notes=tuple(notes))
+                      buf_mask=fields["bufMask"], ub_bytes=res.ub_bytes, ub_budget=problem.ub_budget,
+                      workspace_bytes=res.workspace_bytes, notes=tuple(notes), check_complete=res.check_complete)
 
 
 def plan_call(call: Call, shapes: Mapping[str, tuple[int, ...]] | None = None) -> TilingPlan:

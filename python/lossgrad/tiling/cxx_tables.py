@@ -27,8 +27,8 @@ from .. import registry, socs
 from ..dtypes import KERNEL_DTYPES, DType
 from ..registry import OPS, Divisor, OpSpec, OutputShape, Reduction
 from ..socs import ARCHS
-from . import (COLUMN_MIN_BYTES, GM_ALIGN_BYTES, KEY_GRAD_SCALAR, KEY_KL_REDUCE, MIN_CORE_BYTES, TILE_ALIGN,
-               KernelProblem, _sizes)
+from . import (COLUMN_MIN_BYTES, GM_ALIGN_BYTES, KEY_GRAD_SCALAR, KEY_KL_REDUCE, KL_FOLD_TILES, MIN_CORE_BYTES,
+               TILE_ALIGN, KernelProblem, _sizes)
 from . import ub_plan
 
 TABLES_HEADER = "lossgrad_tiling_tables.h"
@@ -149,6 +149,7 @@ def c_tables_header() -> str:
         f"constexpr uint64_t kMinCoreBytes = {MIN_CORE_BYTES};",
         f"constexpr uint64_t kGmAlignBytes = {GM_ALIGN_BYTES};",
         f"constexpr uint64_t kColumnMinBytes = {COLUMN_MIN_BYTES};",
+        f"constexpr uint32_t kKlFoldTiles = {KL_FOLD_TILES};",
         f"constexpr uint64_t kKeyGradScalar = {KEY_GRAD_SCALAR};",
         f"constexpr uint64_t kKeyKlReduce = {KEY_KL_REDUCE};",
         f"constexpr int32_t kMaxRank = {registry.MAX_RANK};",
@@ -307,6 +308,7 @@ class CoreInputs:
     core_num: int                                    # soc.cores (GetCoreNumAiv)
     ub_bytes: int                                    # soc.ub_kernel_bytes: the kernel UB budget, not physical UB
     npu_arch: int
+    kl_fold_tiles: int = 0                           # 0: KL_FOLD_TILES (Inputs::kl_fold_tiles)
 
 
 def core_inputs(problem: KernelProblem) -> CoreInputs:
@@ -325,6 +327,7 @@ def core_inputs(problem: KernelProblem) -> CoreInputs:
         beta=float(problem.attrs.get("beta", 1.0)),
         log_target=bool(problem.attrs.get("log_target", False)),
         core_num=problem.soc.cores,
-        ub_bytes=problem.soc.ub_kernel_bytes,
+        ub_bytes=problem.ub_budget,
         npu_arch=problem.soc.arch.npu_arch,
+        kl_fold_tiles=problem.fold_tiles or 0,
     )

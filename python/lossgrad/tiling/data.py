@@ -48,7 +48,8 @@ FIELDS: tuple[Field, ...] = (
     Field("modes", "uint32_t", 1, "2 bits per input (grad, self, target): 0 stream, 1 row, 2 col, 3 scalar"),
     Field("segments", "uint32_t", 1, "KL reduction: cores sharing each output piece's reduced range (two-stage "
                                      "sum through the workspace when > 1)"),
-    Field("reserved", "uint32_t", 1, "zero (keeps the struct a multiple of 8 bytes)"),
+    Field("foldTiles", "uint32_t", 1, "KL reduction: tiles summed lane-wise before a fold, and folds summed before "
+                                      "they join the running sums (tiling KL_FOLD_TILES)"),
     Field("coef", "float", 1, "reduction coefficient (float64 value rounded once)"),
     Field("beta", "float", 1, "SmoothL1 beta"),
     Field("invBeta", "float", 1, "1/(beta*betaScale) in float64, beta being the float32 beta"),

@@ -31,7 +31,7 @@ from . import data as td
 
 CORE_DIR = "op_host/tiling_core"
 CAPI_SOURCE = "op_host/tiling_capi/lossgrad_tiling_capi.cpp"
-ABI_VERSION = 2  # lossgrad_tiling_capi.cpp kAbiVersion
+ABI_VERSION = 3  # lossgrad_tiling_capi.cpp kAbiVersion
 ENTRY = "lossgrad_tiling_compute"  # the C ABI's entry: a cached library without it is damaged
 MAX_RANK = 8     # lossgrad_tiling::kMaxRank (the generated tables static_assert it against registry.MAX_RANK)
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wpedantic",
@@ -61,6 +61,7 @@ class NativeResult:
     workspace_bytes: int
     ub_bytes: int     # UB the kernel's buffer plan allocates at the tile length
     data: bytes       # packed LossGradTilingData
+    check_complete: bool = True  # the plan check walked every tile (lossgrad_plan_check.h kMaxWalkTiles)
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ def _sources() -> dict[str, bytes]:
     files[CAPI_SOURCE] = (root / CAPI_SOURCE).read_bytes()
     files[f"{CORE_DIR}/{cxx_tables.TABLES_HEADER}"] = cxx_tables.c_tables_header().encode()
     files["op_kernel/lossgrad_tiling_data.h"] = td.c_header().encode()
+    files["op_kernel/tile_walk.h"] = (root / "op_kernel/tile_walk.h").read_bytes()  # the plan check's tile walk
     return files
 
 
@@ -142,9 +144,16 @@ def library() -> ctypes.CDLL:
             u32p, u64p = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
             i32p, i64p = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int64)
             f.argtypes = [ctypes.c_int32, i32p, i64p, i32p, i32p, i64p, ctypes.c_int32, ctypes.c_double, ctypes.c_int32,
-                          ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, u32p, u64p, u64p, u64p,
-                          ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, u32p, ctypes.c_char_p, ctypes.c_uint32]
+                          ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint32, u32p, u64p, u64p, u64p,
+                          ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, u32p, i32p, ctypes.c_char_p,
+                          ctypes.c_uint32]
             f.restype = ctypes.c_int32
+            c = lib.lossgrad_tiling_check
+            c.argtypes = [ctypes.c_int32, i32p, i64p, i32p, i32p, i64p, ctypes.c_int32, ctypes.c_double, ctypes.c_int32,
+                          ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint32,
+                          ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
+                          ctypes.c_uint32]
+            c.restype = ctypes.c_int32
             lib.lossgrad_tiling_data_capacity.restype = ctypes.c_uint32
             _lib, _loaded = lib, built
         return _lib
@@ -182,7 +191,7 @@ def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
     ranks, dims = _shapes([shape for shape, _ in (*inputs.inputs, inputs.output)])
     dtypes = (ctypes.c_int32 * 4)(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
     logical_ranks, logical_dims = _shapes(inputs.logical) if inputs.logical is not None else (None, None)
-    block_dim, data_size = ctypes.c_uint32(), ctypes.c_uint32()
+    block_dim, data_size, complete = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_int32()
     key, workspace, ub = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
     capacity = lib.lossgrad_tiling_data_capacity()
     data = (ctypes.c_uint8 * capacity)()
@@ -191,12 +200,32 @@ def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
         inputs.op, ranks, dims, dtypes, logical_ranks, logical_dims, inputs.reduction, inputs.beta,
         int(inputs.log_target),
         _u(inputs.core_num, 32, "core_num"), _u(inputs.ub_bytes, 64, "ub_bytes"), inputs.npu_arch,
+        _u(inputs.kl_fold_tiles, 32, "kl_fold_tiles"),
         ctypes.byref(block_dim), ctypes.byref(key), ctypes.byref(workspace), ctypes.byref(ub), data, capacity,
-        ctypes.byref(data_size), message, _MESSAGE_BYTES)
+        ctypes.byref(data_size), ctypes.byref(complete), message, _MESSAGE_BYTES)
     if status != STATUS_OK:
         raise TilingError(status, message.value.decode(errors="replace"))
     if data_size.value != td.SIZE:
         raise TilingError(STATUS_INTERNAL, f"the core returned {data_size.value} bytes of tiling data, the struct "
                                            f"has {td.SIZE}")
     return NativeResult(block_dim=block_dim.value, tiling_key=key.value, workspace_bytes=workspace.value,
-                        ub_bytes=ub.value, data=bytes(data[:data_size.value]))
+                        ub_bytes=ub.value, data=bytes(data[:data_size.value]), check_complete=bool(complete.value))
+
+
+def check(inputs: cxx_tables.CoreInputs, data: bytes, workspace_bytes: int) -> None:
+    """The plan check (op_host/tiling_core/lossgrad_plan_check.cpp) of packed tiling data for the call `inputs`
+    describe; TilingError (status internal, with the violation) when the plan is not safe. compute() runs it on every
+    plan it returns; this lets tests check altered plans."""
+    lib = library()
+    ranks, dims = _shapes([shape for shape, _ in (*inputs.inputs, inputs.output)])
+    dtypes = (ctypes.c_int32 * 4)(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
+    logical_ranks, logical_dims = _shapes(inputs.logical) if inputs.logical is not None else (None, None)
+    buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+    message = ctypes.create_string_buffer(_MESSAGE_BYTES)
+    status = lib.lossgrad_tiling_check(
+        inputs.op, ranks, dims, dtypes, logical_ranks, logical_dims, inputs.reduction, inputs.beta,
+        int(inputs.log_target), _u(inputs.core_num, 32, "core_num"), _u(inputs.ub_bytes, 64, "ub_bytes"),
+        inputs.npu_arch, _u(inputs.kl_fold_tiles, 32, "kl_fold_tiles"), buf, len(data),
+        _u(workspace_bytes, 64, "workspace_bytes"), message, _MESSAGE_BYTES)
+    if status != STATUS_OK:
+        raise TilingError(status, message.value.decode(errors="replace"))
