@@ -26,6 +26,9 @@ from .tiling import ub_plan as buffer_plan
 
 ROLES = ("grad", "self", "target", "out")
 TILING_HEADER = "lossgrad_tiling_data.h"
+# The tile walk (plain C++): rendered into every kernel, and beside them for the package's tiling core, whose plan
+# check walks the same tiles (op_host/tiling_core/lossgrad_plan_check.cpp includes ../../op_kernel/tile_walk.h).
+WALK_HEADER = "tile_walk.h"
 
 
 def template_dir() -> Path:
@@ -154,11 +157,12 @@ def _write(path: Path, text: str) -> None:
 
 def write_kernel(out_dir: "str | os.PathLike[str]", op: "str | OpSpec",
                  dtypes: Mapping[str, DType] | None = None) -> Path:
-    """Write `<entry>.cpp` and the tiling header into out_dir; returns the kernel path."""
+    """Write `<entry>.cpp`, the tiling header and the tile walk into out_dir; returns the kernel path."""
     spec = get_op(op)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _write(out / TILING_HEADER, tiling_header())
+    _write(out / WALK_HEADER, (template_dir() / WALK_HEADER).read_text())
     path = out / f"{spec.entry_name}.cpp"
     _write(path, render_kernel(spec, dtypes))
     return path
