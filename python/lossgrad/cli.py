@@ -174,9 +174,19 @@ def _progress(stream):
 @click.option("--auto-sync", "auto_sync", type=click.Choice(["on", "off"]), default="on", show_default=True,
               help="Twin: model bisheng --cce-auto-sync (on: S<->V/MTE2/MTE3 sync inserted by the compiler; "
                    "off: the kernel must synchronise them itself).")
+@click.option("--fuzz", "fuzz_n", type=click.IntRange(min=1), default=None,
+              help="Instead of the matrix: N random valid calls per SoC (docs/verify.md, the fuzz search); failures "
+                   "are shrunk to minimal reproducers.")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="The fuzz search's seed (default: a fresh one, printed).")
+@click.option("--shrink", "shrink_n", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Fuzz failures shrunk to a minimal reproducer (the first of each kind of failure).")
+@click.option("--torch-oracle/--no-torch-oracle", "torch_oracle", default=True, show_default=True,
+              help="Fuzz: also compare one call in 8 (float64 golden) with PyTorch's autograd, when torch is "
+                   "installed.")
 def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, case_file: str | None,
            export_cases: str | None, backend: str, jobs: int, as_json: bool, limit: int | None,
-           auto_sync: str) -> None:
+           auto_sync: str, fuzz_n: int | None, seed: int | None, shrink_n: int, torch_oracle: bool) -> None:
     """Run the verification matrix and compare with the golden model (CANN's precision standard)."""
     from .runners.twin import AUTO_SYNC_ENV
     os.environ[AUTO_SYNC_ENV] = auto_sync  # read by the twin runner of every case (threads and workers alike)
@@ -186,7 +196,21 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     from .verify.cases import CaseTableError
 
     names = list(dict.fromkeys(n for group in socs for n in group)) or list(VERIFY_DEFAULT_SOCS)
-    if case_file:
+    if fuzz_n is None and seed is not None:
+        raise click.UsageError("--seed is the fuzz search's: give --fuzz N too")
+    if fuzz_n is not None and (full or case_file):
+        raise click.UsageError(f"--fuzz draws its own calls: it does not combine with {'--full' if full else '--cases'}")
+    if fuzz_n is not None:
+        from .verify import fuzz
+        if seed is None:
+            seed = fuzz.fresh_seed()
+        from .verify.oracle import torch_available
+        cases = list(fuzz.fuzz_cases(fuzz_n, seed, names, ops or None))
+        oracle = fuzz.oracle_sample if torch_oracle and torch_available() else None
+        click.echo(f"fuzz: {fuzz_n} random calls per SoC, seed {seed} (the same calls again: lossgrad verify "
+                   f"{fuzz.command_args(fuzz_n, seed, names, ops, auto_sync)})"
+                   + ("; one in 8 also against PyTorch's autograd" if oracle else ""), err=True)
+    elif case_file:
         try:
             cases = read_csv(case_file)
         except CaseTableError as exc:
@@ -215,9 +239,15 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     backend = require_backend(backend)  # once, up front: no case runs on a backend that cannot run here
     t0 = time.perf_counter()
     results = run_cases(cases, backend=backend, jobs=jobs, progress=_progress(sys.stderr),
-                        notes=note_writer(sys.stderr))
+                        notes=note_writer(sys.stderr), oracle=oracle if fuzz_n is not None else None)
     wall = time.perf_counter() - t0
     summary = summary_json(results, wall)
+    shrunk = []
+    if fuzz_n is not None:
+        from .verify import fuzz
+        shrunk = fuzz.shrink_failures(results, backend, shrink_n, note_writer(sys.stderr))
+        checked = sum(1 for c in cases if oracle is not None and oracle(c))
+        summary["fuzz"] = fuzz.report_json(fuzz_n, seed, names, ops, auto_sync, shrunk, checked)
     if as_json:
         click.echo(json.dumps(summary, indent=1, allow_nan=False))
     else:
@@ -238,8 +268,11 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
             if not r.passed:
                 detail = r.error or (r.comparison.describe() if r.comparison else "")
                 click.echo(f"FAIL {r.case.id}: {detail}")
+        for item in shrunk:
+            click.echo(fuzz.describe_shrunk(item, auto_sync))
         click.echo(f"{len(results)} cases on {backend}, {summary['failed']} failed, {wall:.1f} s "
-                   f"({', '.join(sorted({r.case.soc for r in results}))})")
+                   f"({', '.join(sorted({r.case.soc for r in results}))})"
+                   + (f"; fuzz seed {seed}" if fuzz_n is not None else ""))
     sys.exit(0 if summary["passed"] else 1)
 
 

@@ -22,7 +22,13 @@ from ..validation import broadcast_shapes
 
 Shape = tuple[int, ...]
 
-VALUE_RANGES = ("uniform", "normal", "special", "ties", "huge", "denormal")
+VALUE_RANGES = ("uniform", "normal", "special", "ties", "huge", "denormal")  # the matrix's value distributions
+# Every distribution a case may name (data.py): the matrix's, and the fuzz search's signed zeros and scaled values.
+VALUE_KINDS = VALUE_RANGES + ("zeros", "scaled")
+# How an input array lies in memory (data.layout): C-contiguous; every other element of a wider last axis; negative
+# strides on every axis; axes in reversed memory order (a transpose); a stride-0 broadcast view along its first axis
+# of extent > 1. The values are the same for every layout but the broadcast view (constant along that axis).
+LAYOUTS = ("c", "s", "n", "t", "b")
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,9 @@ class Case:
     standard: str = "auto"      # experimental | mixed | auto (= experimental)
     reference: str = "auto"     # float64 | float32 | auto (= float32, the dtype-faithful golden; verify.run)
     threshold_scale: float = 1.0
+    layouts: tuple[str, str, str] = ("c", "c", "c")  # grad, self, target (LAYOUTS)
+    ub_budget: int = 0          # UB bytes the tiling may plan for (lossgrad.tiling.knobs); 0: the SoC's
+    fold_tiles: int = 0         # KL's fold length (lossgrad.tiling.knobs); 0: the default
     tag: str = field(default="", compare=False)  # the shape pattern's name, for reports
     id: str = field(default="", compare=False)
 
@@ -46,8 +55,11 @@ class Case:
         if not self.id:
             attrs = "" if self.beta is None else f"/beta={self.beta:g}"
             attrs += "" if self.log_target is None else f"/log_target={int(self.log_target)}"
+            extra = "" if self.layouts == ("c", "c", "c") else f"/layouts={''.join(self.layouts)}"
+            extra += f"/ub={self.ub_budget}" if self.ub_budget else ""
+            extra += f"/fold={self.fold_tiles}" if self.fold_tiles else ""
             ident = (f"{self.op}/{self.soc}/{'.'.join(self.dtypes[:3])}>{self.dtypes[3]}/{self.reduction}{attrs}/"
-                     f"{self.tag or 'x'.join(map(str, self.shapes[1]))}/{self.values}")
+                     f"{self.tag or 'x'.join(map(str, self.shapes[1]))}/{self.values}{extra}")
             object.__setattr__(self, "id", ident)
 
     @property
@@ -181,7 +193,8 @@ def default_cases(socs: Iterable[str] = VERIFY_DEFAULT_SOCS, full: bool = False,
 # ---- CSV case tables -------------------------------------------------------------------------------------------------
 
 CSV_COLUMNS = ("id", "op", "soc", "grad_shape", "self_shape", "target_shape", "dtypes", "reduction", "beta",
-               "log_target", "values", "seed", "standard", "reference", "threshold_scale")
+               "log_target", "values", "seed", "standard", "reference", "threshold_scale", "layouts", "ub_budget",
+               "fold_tiles")
 
 
 def _shape_text(s: Shape) -> str:
@@ -234,11 +247,17 @@ def write_csv(cases: Iterable[Case], path: str) -> None:
     fh = io.StringIO()
     w = csv.writer(fh)
     w.writerow(CSV_COLUMNS)
-    for c in cases:
-        w.writerow([c.id, c.op, c.soc, *(_shape_text(s) for s in c.shapes), ";".join(c.dtypes), c.reduction,
-                    "" if c.beta is None else repr(c.beta), "" if c.log_target is None else int(c.log_target),
-                    c.values, c.seed, c.standard, c.reference, c.threshold_scale])
+    write_csv_rows(w, cases)
     write_atomic(Path(path), fh.getvalue())
+
+
+def write_csv_rows(writer: "csv._writer", cases: Iterable[Case]) -> None:
+    """The cases as rows of CSV_COLUMNS."""
+    for c in cases:
+        writer.writerow([c.id, c.op, c.soc, *(_shape_text(s) for s in c.shapes), ";".join(c.dtypes), c.reduction,
+                         "" if c.beta is None else repr(c.beta), "" if c.log_target is None else int(c.log_target),
+                         c.values, c.seed, c.standard, c.reference, c.threshold_scale, "".join(c.layouts),
+                         c.ub_budget or "", c.fold_tiles or ""])
 
 
 def parse_dtypes(text: str) -> tuple[str, str, str, str]:
@@ -293,13 +312,22 @@ def _case_from_row(row: dict[str, str]) -> Case:
     seed = int((row.get("seed") or "").strip() or 0)
     if seed < 0:
         raise ValueError(f"seed {seed}: expected a non-negative integer")
+    layouts = (row.get("layouts") or "").strip() or "ccc"
+    if len(layouts) != 3 or any(ch not in LAYOUTS for ch in layouts):
+        raise ValueError(f"layouts {layouts!r}: expected three of {''.join(LAYOUTS)} (grad, self, target), e.g. ccn")
+    budget = parse_int((row.get("ub_budget") or "").strip() or "0")
+    if not 0 <= budget < 1 << 32:
+        raise ValueError(f"ub_budget {budget}: expected a number of bytes below 2^32 (0: the SoC's)")
+    fold = parse_int((row.get("fold_tiles") or "").strip() or "0")
+    if not 0 <= fold < 1 << 32:
+        raise ValueError(f"fold_tiles {fold}: expected a tile count below 2^32 (0: the default)")
     case = Case(op=op.name, soc=get_soc(row["soc"].strip()).name,
                 shapes=tuple(parse_shape(row[k]) for k in ("grad_shape", "self_shape", "target_shape")),
                 dtypes=dts, reduction=row["reduction"].strip() or "mean", beta=beta, log_target=log_target,
-                values=_choice(row, "values", "uniform", VALUE_RANGES), seed=seed,
+                values=_choice(row, "values", "uniform", VALUE_KINDS), seed=seed,
                 standard=_choice(row, "standard", "auto", STANDARDS),
                 reference=_choice(row, "reference", "auto", REFERENCES),
-                threshold_scale=scale, id=(row.get("id") or "").strip())
+                threshold_scale=scale, layouts=tuple(layouts), ub_budget=budget, fold_tiles=fold, id=(row.get("id") or "").strip())
     _check_call(case)
     return case
 

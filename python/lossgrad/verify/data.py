@@ -1,14 +1,18 @@
-"""Input values for verification cases, by named distribution (seeded, reproducible)."""
+"""Input values for verification cases, by named distribution and memory layout (seeded, reproducible)."""
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 
 from ..dtypes import DType, parse
 from ..validation import broadcast_shapes
-from .cases import Case
+from .cases import LAYOUTS, VALUE_KINDS, Case
 
 _MAX_FINITE = {DType.FLOAT32: 3.0e38, DType.BFLOAT16: 3.0e38, DType.FLOAT16: 65000.0}
 _TINY = {DType.FLOAT32: 1.4e-45, DType.BFLOAT16: 9.2e-41, DType.FLOAT16: 6.0e-8}
+# "scaled": normal values times 2**k, k drawn once per input within what the dtype keeps normal and finite.
+_SCALE_EXP = {DType.FLOAT32: 100, DType.BFLOAT16: 100, DType.FLOAT16: 12}
 
 
 def _draw(rng: np.random.Generator, shape: tuple[int, ...], values: str, dtype: DType) -> np.ndarray:
@@ -16,6 +20,11 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], values: str, dtype: 
         return rng.normal(rng.uniform(-5, 5), rng.uniform(0.1, 2), shape)
     if values == "ties":  # few distinct values: self == target often (sign(0), SmoothL1's x == 0)
         return rng.integers(-2, 3, shape).astype(np.float64)
+    if values == "zeros":  # signed zeros among ties: sign(+-0 - +-0), 0 * Inf, -0 results
+        return rng.choice([-0.0, 0.0, -0.0, 0.0, -1.0, 1.0], shape)
+    if values == "scaled":
+        k = int(rng.integers(-_SCALE_EXP[dtype], _SCALE_EXP[dtype] + 1))
+        return rng.normal(0.0, 1.0, shape) * 2.0 ** k
     if values == "huge":
         return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.5, 1.0, shape) * _MAX_FINITE[dtype]
     if values == "denormal":
@@ -33,15 +42,41 @@ def _kl_sums(case: Case) -> bool:
     return full is not None and tuple(case.shapes[1]) != full
 
 
+def layout(x: np.ndarray, kind: str) -> np.ndarray:
+    """`x` (C-contiguous) as an array of the same shape and values laid out as `kind` says (cases.LAYOUTS): "c" as
+    it is, "s" every other element of a twice-as-wide last axis, "n" negative strides on every axis, "t" its axes in
+    reversed memory order, "b" a read-only stride-0 view along its first axis of extent > 1 (taking the values of
+    index 0 there: the one layout that changes values). A 0-d or single-element array has one layout."""
+    if kind not in LAYOUTS:
+        raise ValueError(f"layout {kind!r}: expected one of {', '.join(LAYOUTS)}")
+    if kind == "c" or x.ndim == 0:
+        return x
+    if kind == "s":
+        wide = np.empty(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        view = wide[..., ::2]
+    elif kind == "n":
+        view = np.empty(x.shape, x.dtype)[(slice(None, None, -1),) * x.ndim]
+    elif kind == "t":
+        view = np.empty(x.shape[::-1], x.dtype).T
+    else:
+        axes = [i for i, n in enumerate(x.shape) if n > 1]
+        if not axes:
+            return x
+        first = np.take(x, [0], axis=axes[0])
+        return np.broadcast_to(first, x.shape)
+    view[...] = x
+    return view
+
+
 def make_inputs(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """grad, self, target for the case. KL draws probabilities (or log-probabilities) for target and a positive
     upstream gradient; when KL sums over broadcast axes, every value range keeps the contributions of one sign, so
     the sums do not cancel and the standard's relative error stays meaningful (a cancelling float32 sum has no
-    relative accuracy, in any implementation)."""
+    relative accuracy, in any implementation). Each input is then laid out as the case says."""
     rng = np.random.default_rng(case.seed)
     sums = case.log_target is not None and _kl_sums(case)
     out = []
-    for role, shape, label in zip(("grad", "self", "target"), case.shapes, case.dtypes[:3]):
+    for role, shape, label, kind in zip(("grad", "self", "target"), case.shapes, case.dtypes[:3], case.layouts):
         d = parse(label)
         x = _draw(rng, shape, case.values, d)
         if case.log_target is not None and case.values in ("uniform", "normal"):
@@ -51,5 +86,21 @@ def make_inputs(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 x = rng.uniform(0.5, 2, shape)
         elif sums and (role == "grad" or (role == "target" and not case.log_target)):
             x = np.abs(x)
-        out.append(np.asarray(x).astype(d.np_dtype))
+        out.append(layout(np.ascontiguousarray(np.asarray(x).astype(d.np_dtype)), kind))
     return out[0], out[1], out[2]
+
+
+def inputs(shapes: Sequence[Sequence[int]], dtypes: "str | Sequence[str]" = "float32", values: str = "uniform",
+           seed: int = 0, *, layouts: str = "ccc", kl: bool = False, log_target: bool = False,
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """grad, self, target exactly as a verification case with these fields draws them (`kl`: KL's value rules, with
+    `log_target`). The fuzz search's one-line reproducers call it:
+    `lossgrad.l1_loss_backward(*lossgrad.verify.inputs(((), (5, 1, 12), (39, 1, 13, 12)), "float16", "normal", 7),
+    "mean", soc="Ascend910B1", backend="twin")`."""
+    if values not in VALUE_KINDS:
+        raise ValueError(f"values {values!r}: expected one of {', '.join(VALUE_KINDS)}")
+    dts = (dtypes,) * 3 if isinstance(dtypes, str) else tuple(dtypes)[:3]
+    case = Case(op="kl_div_backward" if kl else "", soc="", shapes=tuple(tuple(s) for s in shapes),  # type: ignore
+                dtypes=(*dts, dts[0]), reduction="none", log_target=log_target if kl else None, values=values,
+                seed=seed, layouts=tuple(layouts))  # type: ignore[arg-type]
+    return make_inputs(case)

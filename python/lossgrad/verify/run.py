@@ -23,6 +23,7 @@ from ..precision import THRESHOLDS, Comparison, compare
 from ..registry import get_op
 from ..runners import run
 from ..socs import get_soc
+from ..tiling import knobs
 from ..twin.build import arch_defines, cache_root
 from ..validation import Call, validate
 from .cases import Case, case_reduction
@@ -59,7 +60,9 @@ def judging_dtype(call: Call) -> DType:
     return kernel if THRESHOLDS[kernel] > THRESHOLDS[call.out_dtype] else call.out_dtype
 
 
-def run_case(case: Case, backend: str = "twin") -> CaseResult:
+def run_case(case: Case, backend: str = "twin", oracle: bool = False) -> CaseResult:
+    """Run one case and judge it. `oracle`: also compare the case's float64 golden with PyTorch's float64 autograd
+    (verify.oracle; torch must be installed): a disagreement fails the case."""
     t0 = time.perf_counter()
     ref = reference_mode(case)
     standard = "experimental" if case.standard == "auto" else case.standard
@@ -67,14 +70,20 @@ def run_case(case: Case, backend: str = "twin") -> CaseResult:
         g, s, t = make_inputs(case)
         call = validate(case.op, g, s, t, case_reduction(case), case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
         expected = compute_call(call, ref)
-        actual = run(call, backend)
+        with knobs(ub_budget=case.ub_budget or None, fold_tiles=case.fold_tiles or None):
+            actual = run(call, backend)
         if actual.shape != expected.shape or actual.dtype != expected.dtype:
             raise AssertionError(f"result {actual.shape} {actual.dtype} != golden {expected.shape} {expected.dtype}")
         judge = judging_dtype(call)
         cmp = compare(actual, expected, judge, standard, case.threshold_scale, small_values=True)
-        cmp64 = cmp if ref == "float64" else compare(actual, compute_call(call, "float64"), judge, standard,
-                                                     small_values=True)
-        return CaseResult(case, cmp.passed, cmp, cmp64, None, time.perf_counter() - t0, ref, standard)
+        golden64 = compute_call(call, "float64")
+        cmp64 = cmp if ref == "float64" else compare(actual, golden64, judge, standard, small_values=True)
+        error = None
+        if oracle and call.launch:
+            from .oracle import compare_with_torch
+            error = compare_with_torch(call, golden64)
+        return CaseResult(case, cmp.passed and error is None, cmp, cmp64, error, time.perf_counter() - t0, ref,
+                          standard)
     except Exception as exc:  # a failing case is a result, not a crash of the whole run
         return CaseResult(case, False, None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0, ref,
                           standard)
@@ -155,11 +164,12 @@ def _register(bundles: Sequence[tuple[Path, list[tuple[str, dict[str, DType]]], 
         use_bundle(source, kernels, socs)
 
 
-def _run_chunk(cases: list[Case], backend: str, bundles: list) -> list[CaseResult]:
+def _run_chunk(cases: list[Case], backend: str, bundles: list, oracle: Callable[[Case], bool] | None = None
+               ) -> list[CaseResult]:
     """A worker process's task."""
     _register(bundles)
     with muted():  # the parent reports progress
-        return [run_case(c, backend) for c in cases]
+        return [run_case(c, backend, oracle is not None and oracle(c)) for c in cases]
 
 
 def note_writer(stream: TextIO) -> Notes:
@@ -207,22 +217,22 @@ def require_compiler() -> None:
 
 
 def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
-              progress: Callable[[int, int, int], None] | None = None, notes: Notes | None = None
-              ) -> list[CaseResult]:
+              progress: Callable[[int, int, int], None] | None = None, notes: Notes | None = None,
+              oracle: Callable[[Case], bool] | None = None) -> list[CaseResult]:
     """Run cases concurrently and return their results in order. `progress(done, total, failed)` is called at once
     with done=0 and after every finished case; `notes(line)` receives what the run is doing meanwhile (building the
     kernel libraries). KeyboardInterrupt, and SIGTERM as Terminated, stop the run within a fraction of a second and
-    are re-raised."""
+    are re-raised. `oracle(case)`: whether that case also compares its float64 golden with PyTorch (run_case)."""
     installed, previous = _catch_sigterm()  # from the start: the bundle sources are written before the pool forks
     try:
-        return _run_cases(cases, backend, jobs, progress, notes)
+        return _run_cases(cases, backend, jobs, progress, notes, oracle)
     finally:
         if installed:  # None: a handler not set from Python, i.e. the default
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callable[[int, int, int], None] | None,
-               notes: Notes | None) -> list[CaseResult]:
+               notes: Notes | None, oracle: Callable[[Case], bool] | None = None) -> list[CaseResult]:
     todo = list(cases)
     total = len(todo)
     if backend == "twin":
@@ -249,7 +259,7 @@ def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callabl
         for k in range(0, len(indices), CHUNK):
             part = indices[k:k + CHUNK]
             if pool is not None:
-                pool.apply_async(_run_chunk, ([todo[i] for i in part], backend, list(ready)),
+                pool.apply_async(_run_chunk, ([todo[i] for i in part], backend, list(ready), oracle),
                                  callback=lambda rs, part=part: events.put(("results", part, rs)),
                                  error_callback=lambda exc: events.put(("crash", exc)))
             else:
@@ -262,7 +272,8 @@ def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callabl
                 return
             try:
                 with muted():
-                    events.put(("results", part, [run_case(todo[i], backend) for i in part]))
+                    events.put(("results", part, [run_case(todo[i], backend, oracle is not None and oracle(todo[i]))
+                                                  for i in part]))
             except BaseException as exc:  # noqa: BLE001 - LaunchCancelled on Ctrl-C; the main thread decides
                 events.put(("crash", exc))
                 return
