@@ -318,8 +318,8 @@ def _second_run(lib: ctypes.CDLL, buffers: list[np.ndarray], before: list[np.nda
     lib.twin_set_answers(0)
     if raw2["fault"] == CANCELLED:
         raise LaunchCancelled(CANCELLED)
-    differs = [i for i, (b, f) in enumerate(zip(buffers, first)) if not np.array_equal(b.view(np.uint8),
-                                                                                       f.view(np.uint8))]
+    differs = [i for i, (b, f) in enumerate(zip(buffers, first))
+               if not np.array_equal(b.reshape(-1).view(np.uint8), f.reshape(-1).view(np.uint8))]
     for b, f in zip(buffers, first):
         b[...] = f
     if status2 == 0 and not differs:

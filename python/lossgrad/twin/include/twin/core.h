@@ -570,6 +570,7 @@ inline void Mte3Overlap(const char* api, int buf, uint64_t off, uint64_t n) {
     std::vector<uint64_t>& order = c.mte3PendingOrder;
     for (; c.mte3PendingHead < order.size(); ++c.mte3PendingHead) {  // oldest first: drop what MTE3 knows done
         auto it = c.mte3Pending.find(order[c.mte3PendingHead]);
+        if (it == c.mte3Pending.end()) continue;  // a later burst of the same copy at the same offset replaced it
         if (it->second.seq > known) break;
         c.mte3Pending.erase(it);
     }
