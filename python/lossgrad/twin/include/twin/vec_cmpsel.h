@@ -230,20 +230,21 @@ inline void RequireSelScalarMode(const char* api, AscendC::SELMODE mode) {
 // (set_cmpmask reads selMask now); SELMODE 1/2 on 2201/2002 stage the scalar or the mask's address through the
 // reserved scratch at TMP_UB_OFFSET (a Duplicate, then set_cmpmask reads it). Each step ends with
 // PipeBarrier<PIPE_V>, so every earlier vector instruction (an earlier Select's use of the scratch included) is
-// complete before the vsel, which reads selMask (modes 1/2), src0, src1 and writes dst. 3510 orders PIPE_V in
-// hardware (its Select is a register-level sequence).
-inline void SelectPrologue(const char* api, AscendC::SELMODE mode, uint32_t maskAddr, uint32_t maskBytes) {
+// complete before the vsel, which reads src0, src1 and selMask (modes 1/2; the caller reads it after the sources, so
+// the event log's two source operands are vsel's: mode 1 src0 and the mask, mode 2 src0 and src1) and writes dst.
+// 3510 orders PIPE_V in hardware (its Select is a register-level sequence). Returns whether selMask is still to read.
+inline bool SelectPrologue(const char* api, AscendC::SELMODE mode, uint32_t maskAddr, uint32_t maskBytes) {
     const bool mode0 = mode == AscendC::SELMODE::VSEL_CMPMASK_SPR;
-    if (mode0 || kArch == 3510) UbRead(api, "selMask", P_V, maskAddr, maskBytes);
-    if (kArch == 3510) return;
+    if (mode0) UbRead(api, "selMask", P_V, maskAddr, maskBytes);
+    if (kArch == 3510) return !mode0;
     if (!mode0) ReservedScratchWrite(api, 0, kBlock);  // the CMPMASK staging block (2201/2002: 1001 has mode 0 only)
     BarrierPipe(P_V);
-    if (mode0) return;
+    if (mode0) return false;
     // The staging is complete at the barrier after it: the block's writer is taken to be the vector op before this
     // Select (what the barrier covers), so the next Select's staging does not depend on this one's.
     CoreState& c = Core();
     c.blocks[kUbKernelBytes / kBlock].wseq = c.seq[P_V] - 1;
-    UbRead(api, "selMask", P_V, maskAddr, maskBytes);
+    return true;
 }
 
 // Level-2 Select: src1 == nullptr selects against `scalar`.
@@ -265,11 +266,12 @@ inline void Select2(const char* api, const AscendC::LocalTensor<T>& dst, const A
     RequireOperand(api, "dst", d, n * sizeof(T));
     RequireOperand(api, "selMask", m, readBytes);
     RequireDisjoint(api, "selMask", m.addr, readBytes, "dst", d.addr, n * sizeof(T));
-    SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(usedBytes));
+    const bool maskLater = SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(usedBytes));
     std::vector<uint8_t> bits(readBytes);
     std::memcpy(bits.data(), Core().ub.data() + m.addr, readBytes);
     std::vector<T> a = ReadOperand(api, "src0", src0, n, d.addr, n * sizeof(T)), b;
     if (src1 != nullptr) b = ReadOperand(api, "src1", *src1, n, d.addr, n * sizeof(T));
+    if (maskLater) UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(usedBytes));
     T* out = WriteOperand(api, dst, n);
     for (uint64_t i = 0; i < n; ++i)
         out[i] = SelBit(bits.data(), mode, i / lanes, static_cast<uint32_t>(i % lanes), lanes)
@@ -297,7 +299,8 @@ inline void Select0(const char* api, const AscendC::LocalTensor<T>& dst, const A
         L0Operand dop = L0Op("dst", dst, p.dstBlkStride, p.dstRepStride);
         if (dop.blk != 0 && Intersects(SortedUnion(L0Segments(dop, g)), std::vector<Seg>{Seg{m.addr, readBytes}}))
             Fault(api, "selMask overlaps dst: they must be disjoint");
-        SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(readBytes));
+        if (SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(readBytes)))
+            UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(readBytes));  // (level 0: before the sources)
         std::memcpy(bits.data(), Core().ub.data() + m.addr, readBytes);
     }
     const uint32_t lanes = g.lanes;
