@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from lossgrad.socs import get_soc
 from lossgrad.verify.cases import default_cases
 from lossgrad.verify.run import run_case
 
@@ -28,6 +29,10 @@ def test_matrix_covers_every_op_dtype_and_arch() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_kernel_matches_golden(case) -> None:
     r = run_case(case, "twin")
+    if r.undetermined:  # not judged: only where 310P/910's open float32 answer decides the expected output
+        assert get_soc(case.soc).arch.overflow_mode.value == "saturation" and case.values in ("special", "huge"), \
+            r.error
+        return
     assert r.error is None, r.error
     assert r.passed, r.comparison.describe()
 

@@ -134,7 +134,8 @@ def ulp_diff(got: np.ndarray, want: np.ndarray) -> int:
 
 def saturated(arch: int, want: np.ndarray) -> np.ndarray:
     """The expectation of a computed float result on the arch's part: in saturation mode (310P, 910; socs.py
-    overflow_mode) NaN -> 0 and +-Inf -> +-MAX of the dtype; unchanged in Inf/NaN mode and for integers."""
+    overflow_mode) NaN -> 0 and +-Inf -> +-MAX of the dtype (for float32 the twin's primary answer to an open question:
+    run with undetermined="primary"); unchanged in Inf/NaN mode and for integers."""
     from lossgrad.socs import get_soc
     from _twin_common import SOCS
     w = np.asarray(want)

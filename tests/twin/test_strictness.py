@@ -236,3 +236,18 @@ def test_in_place_alloc_and_deque_need_depth_zero(arch):
     assert "kernel_tquebind_impl.h" in str(e.value)
     run_kernel(src, "inplace_queue", 1, [x, y], soc=SOCS[arch], defines={"INPLACE_BROKEN": 0})
     assert np.array_equal(y, x)
+
+
+def test_returning_alloc_and_deque_need_a_nonzero_depth() -> None:
+    """Depth 0: the returning AllocTensor()/DeQue() are device compile errors, the in-place forms run
+    (kernel_tquebind_impl.h; the static_asserts are the same on every arch)."""
+    from lossgrad.twin import TwinCompileError
+    src = KERNELS / "inplace_queue.cpp"
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    with pytest.raises(TwinCompileError) as e:
+        run_kernel(src, "inplace_queue", 1, [x, y], soc=SOCS[2201], defines={"INPLACE_BROKEN": 0, "QUEUE_DEPTH": 0})
+    assert "must use AllocTensor<LocalTensor&> api while tque's depth is zero" in str(e.value)
+    assert "must use DeQue<LocalTensor&> api while tque's depth is zero" in str(e.value)
+    run_kernel(src, "inplace_queue", 1, [x, y], soc=SOCS[2201], defines={"INPLACE_BROKEN": 1, "QUEUE_DEPTH": 0})
+    assert np.array_equal(y, x)

@@ -5,12 +5,13 @@ import struct
 
 import numpy as np
 import pytest
+from lossgrad.socs import get_soc
 from lossgrad.twin import KernelFault, run_kernel
 
 from _twin_common import ARCHS, KERNELS, SOCS
 
 MODES = {"sum": 0, "only_core_zero": 1, "no_zeroing": 2, "small_gm": 3, "small_ub": 4, "too_many_cores": 5,
-         "core_one_faults": 6, "same_slot": 7}
+         "core_one_faults": 6, "same_slot": 7, "vector_core": 8}
 
 
 def run_sync(arch: int, cores: int, mode: str, used_cores: int = 0, workspace: np.ndarray | None = None):
@@ -25,6 +26,7 @@ def run_sync(arch: int, cores: int, mode: str, used_cores: int = 0, workspace: n
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("cores", [1, 2, 7, 48])
 def test_every_core_sees_every_slot_after_sync_all(arch: int, cores: int) -> None:
+    cores = min(cores, get_soc(SOCS[arch]).cores)  # every block must run at once (see below)
     out, rep = run_sync(arch, cores, "sum")
     total = cores * (cores + 1) / 2
     np.testing.assert_array_equal(out.reshape(cores, 8)[:, 0], np.full(cores, total, np.float32))
@@ -66,3 +68,20 @@ def test_used_cores_beyond_block_num() -> None:
 def test_a_fault_while_others_wait_ends_the_launch() -> None:
     with pytest.raises(KernelFault, match="core 1: Duplicate"):
         run_sync(1001, 4, "core_one_faults")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_more_blocks_than_cores_hang(arch: int) -> None:
+    """The device runs as many blocks at once as the SoC has cores and starts the others as blocks end: a SyncAll
+    over more blocks waits for blocks that never start. run_kernel passes the SoC's cores (as many blocks as cores:
+    test_every_core_sees_every_slot_after_sync_all)."""
+    cores = get_soc(SOCS[arch]).cores
+    with pytest.raises(KernelFault, match=f"blockDim {cores + 1} exceeds the {cores} cores of the SoC"):
+        run_sync(arch, cores + 1, "sum")
+
+
+def test_no_sync_all_with_the_310p_vector_core() -> None:
+    """KERNEL_TYPE_MIX_VECTOR_CORE runs AI Cores and Vector Cores as separate tasks: no SyncAll (asc-devkit guide
+    如何在矢量编程时启用Vector-Core.md)."""
+    with pytest.raises(KernelFault, match="not supported on the Atlas inference \\(310P\\) Vector Core"):
+        run_sync(2002, 2, "vector_core")

@@ -12,10 +12,12 @@ Two evaluation modes (`compute=`):
   term, then their sum over the broadcast axes, taken exactly in float64, as aclnn's ReduceSum does), then to the
   output dtype. It reproduces float32 and 16-bit intermediate overflow, so kernels that follow aclnn's dtypes match
   it at NaN/Inf.
-  On a part in saturation mode (socs.py overflow_mode: 310P and Atlas 910, per CANN's aclrtFloatOverflowMode), every
-  computed float result is saturated as the device does: NaN -> 0, +-Inf -> +-MAX of the dtype (the input Casts of
-  16-bit inputs, each arithmetic step, the kernel-dtype and output Casts); comparisons and selects move values only.
-  So no computed Inf/NaN reaches the output there, e.g. MSE with a NaN input gives 0 (NaN on A2/A3/950).
+  On a part in saturation mode (socs.py overflow_mode: 310P and Atlas 910, per CANN's aclrtFloatOverflowMode), a
+  computed float16/bfloat16 result saturates as the device's does (NaN -> 0, +-Inf -> +-MAX; the output Casts);
+  comparisons and selects move values only. Whether a float32 result saturates too is a question public sources
+  leave open (docs/twin.md, "Questions the sources leave open"): compute_call answers it as the twin's primary
+  answer (saturated: MSE with a NaN input gives 0 there, NaN on A2/A3/950), and `undetermined` marks the outputs
+  whose value depends on the answer.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from . import elementwise as ew
 from .rounding import round_to
 
 __all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "compute_call",
-           "aclnn_kernel_dtype", "round_to", "COMPUTE_MODES"]
+           "undetermined", "aclnn_kernel_dtype", "round_to", "COMPUTE_MODES"]
 
 COMPUTE_MODES = ("float64", "float32")
 
@@ -71,10 +73,13 @@ def saturation_mode(call: Call) -> bool:
     return call.soc.arch.overflow_mode.value == "saturation"
 
 
-def _round_sat(values: np.ndarray, dtype: DType, sat: bool) -> np.ndarray:
-    """round_to, then (saturation mode) the conversion's Inf -> +-MAX, NaN -> 0."""
+def _round_sat(values: np.ndarray, dtype: DType, sat16: bool, sat32: bool) -> np.ndarray:
+    """round_to, then (saturation mode) the conversion's Inf -> +-MAX, NaN -> 0: for a 16-bit result `sat16`, for a
+    float32 one `sat32` (the open question's answer)."""
     out = round_to(values, dtype)
-    return ew.saturate(out) if sat and dtype.is_float else out
+    if not dtype.is_float:
+        return out
+    return ew.saturate(out) if (sat16 if dtype.itemsize == 2 else sat32) else out
 
 
 def _check_mode(compute: str) -> None:
@@ -95,25 +100,50 @@ def aclnn_kernel_dtype(call: Call) -> DType:
     raise ValueError(f"{call.op.name}: unknown aclnn_compute {rule!r}")
 
 
-def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
-    """Evaluate an already-validated Call; a new array of `call.out_shape` and `call.out_dtype`."""
+ANSWERS = ("primary", "alternative")
+
+
+def compute_call(call: Call, compute: str = "float64", answer: str = "primary") -> np.ndarray:
+    """Evaluate an already-validated Call; a new array of `call.out_shape` and `call.out_dtype`. In saturation mode
+    a float32 Inf/NaN saturates (answer "primary", as the twin's primary answer) or stays IEEE ("alternative");
+    `undetermined` marks where the answer matters."""
     _check_mode(compute)
+    if answer not in ANSWERS:
+        raise ValueError(f"answer: expected one of {', '.join(ANSWERS)}, got {answer!r}")
+    sat = compute == "float32" and saturation_mode(call)
+    return _evaluate(call, compute, sat, sat and answer == "primary")
+
+
+def undetermined(call: Call, compute: str = "float32") -> np.ndarray | None:
+    """The output elements whose device value public sources leave open, or None where none can be: in float32
+    mode on a saturation-mode part, those that differ between a float32 Inf/NaN saturated and kept (IEEE)."""
+    _check_mode(compute)
+    if compute != "float32" or not saturation_mode(call) or not call.launch:
+        return None
+    primary, other = _evaluate(call, compute, True, True), _evaluate(call, compute, True, False)
+    a, b = primary.astype(np.float64), other.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        same = ((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))
+    return ~same
+
+
+def _evaluate(call: Call, compute: str, sat16: bool, sat32: bool) -> np.ndarray:
+    """compute_call with the saturation of 16-bit and of float32 results (the float32 mode) chosen."""
     out_np = call.out_dtype.np_dtype
     if not call.launch:  # aclnn returns early; an empty output, or zeros when the summed space is empty
         return np.zeros(call.out_shape, dtype=out_np)
     work = _WORK_DTYPE[compute]
     f64, f32 = _FORMULAS[call.op.name]
     formula = f64 if compute == "float64" else f32
-    sat = compute == "float32" and saturation_mode(call)
     inputs = [np.broadcast_to(_op_input(call, role, arr).astype(work), call.iter_shape)
               for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target))]
-    if sat:  # a 16-bit input's Cast to float32 is a conversion: its NaN becomes 0 (float32 inputs are only moved)
+    if sat32:  # a 16-bit input's Cast to float32 is a conversion: its NaN becomes 0 (float32 inputs are only moved)
         inputs = [ew.saturate(x) if call.dtypes[role].is_float and call.dtypes[role].itemsize == 2 else x
                   for x, role in zip(inputs, ("grad", "self", "target"))]
     c = work.type(call.coefficient)  # float32 mode: the kernels hold the coefficient as one float32 scalar
     reduced = tuple(call.iter_shape) != tuple(call.out_shape)
     with np.errstate(all="ignore"):
-        values = formula(*inputs, c, call.attrs, sat=True) if sat else formula(*inputs, c, call.attrs)
+        values = formula(*inputs, c, call.attrs, sat=True) if sat32 else formula(*inputs, c, call.attrs)
         if compute == "float32":
             # aclnn's kernel writes its result (KL: every term) in its kernel dtype, so a float16 value beyond
             # +-65504 is +-Inf there; KL's ReduceSum sums those terms with float32 accumulation into that dtype;
@@ -121,12 +151,13 @@ def compute_call(call: Call, compute: str = "float64") -> np.ndarray:
             # float32: the two round apart only when the float32 partial sums lose bits that decide the final
             # rounding (docs/semantics.md, "Intermediate roundings").
             kernel = aclnn_kernel_dtype(call)
-            values = _round_sat(values.astype(np.float64), kernel, sat)
+            values = _round_sat(values.astype(np.float64), kernel, sat16, sat32)
             if reduced:
-                values = _round_sat(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), kernel, sat)
+                values = _round_sat(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), kernel, sat16,
+                                    sat32)
         elif reduced:
             values = _sum_to_shape(values.astype(np.float64), tuple(call.out_shape))
-        return np.array(_round_sat(values, call.out_dtype, sat), order="C")  # ascontiguousarray would make 0-d 1-d
+        return np.array(_round_sat(values, call.out_dtype, sat16, sat32), order="C")  # ascontiguousarray: 0-d -> 1-d
 
 
 def _run(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None,

@@ -29,8 +29,8 @@ from .build import TwinCompileError, build, clear_cache
 if TYPE_CHECKING:
     from ..timing.replay import Timing
 
-__all__ = ["run_kernel", "KernelFault", "TwinCompileError", "Report", "CoreReport", "BufferReport", "clear_cache",
-           "cancel_launches", "LaunchCancelled"]
+__all__ = ["run_kernel", "KernelFault", "UndeterminedResult", "TwinCompileError", "Report", "CoreReport",
+           "BufferReport", "clear_cache", "cancel_launches", "LaunchCancelled", "OPEN_QUESTIONS"]
 
 
 class KernelFault(RuntimeError):
@@ -47,6 +47,21 @@ class KernelFault(RuntimeError):
             except ValueError:
                 pass
             self.api = parts[1]
+
+
+class UndeterminedResult(KernelFault):
+    """The kernel's outputs depend on device behaviour public sources leave open (OPEN_QUESTIONS; docs/twin.md,
+    "Questions the sources leave open"): runs answering the questions differently wrote different outputs (or one
+    of them faulted)."""
+
+
+# The open questions a launch can meet (core.h Question), by bit: the primary answer first, then the alternative.
+OPEN_QUESTIONS = {
+    1: ("float32 Inf/NaN result in saturation mode (310P, Atlas 910)", "saturated (NaN -> 0, Inf -> +-MAX)",
+        "kept (IEEE)"),
+    2: ("Max/Min/Maxs/Mins with one NaN operand", "NaN", "the other operand"),
+}
+ANSWERS = ("check", "primary", "alternative")  # run_kernel(undetermined=...)
 
 
 @dataclass(frozen=True)
@@ -202,6 +217,10 @@ def _load_locked(path: str) -> ctypes.CDLL:
         lib.twin_set_auto_sync.restype = None
         lib.twin_cancel.argtypes = []
         lib.twin_cancel.restype = None
+        lib.twin_set_answers.argtypes = [ctypes.c_uint32]
+        lib.twin_set_answers.restype = None
+        lib.twin_set_soc_cores.argtypes = [ctypes.c_int]
+        lib.twin_set_soc_cores.restype = None
         lib.twin_set_timing.argtypes = [ctypes.c_int]
         lib.twin_set_timing.restype = None
         lib.twin_timing_log.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)]
@@ -280,10 +299,42 @@ def _read_log(lib: ctypes.CDLL, cores: int, api_names: Sequence[str]) -> EventLo
     return EventLog(tuple(logs), tuple(api_names))
 
 
+def _met_text(met: int) -> str:
+    return "; ".join(f"{q} ({a} or {b})" for bit, (q, a, b) in OPEN_QUESTIONS.items() if met & bit)
+
+
+def _second_run(lib: ctypes.CDLL, buffers: list[np.ndarray], before: list[np.ndarray], raw: Mapping[str, Any],
+                block_dim: int, ptrs: Any, sizes: Any, tiling_key: int) -> None:
+    """A clean launch met open questions: run it again from the same GM contents with the alternative answers (no
+    event log) and raise UndeterminedResult if that run faults or its GM buffers differ. On return the buffers hold
+    the first run's results."""
+    first = [b.copy() for b in buffers]
+    for b, old in zip(buffers, before):
+        b[...] = old
+    lib.twin_set_timing(0)
+    lib.twin_set_answers(raw["met"])
+    status2 = _launch(lib, block_dim, len(buffers) or 1, ptrs, sizes, ctypes.c_uint64(tiling_key))
+    raw2 = json.loads(lib.twin_result().decode())
+    lib.twin_set_answers(0)
+    if raw2["fault"] == CANCELLED:
+        raise LaunchCancelled(CANCELLED)
+    differs = [i for i, (b, f) in enumerate(zip(buffers, first))
+               if not np.array_equal(b.reshape(-1).view(np.uint8), f.reshape(-1).view(np.uint8))]
+    for b, f in zip(buffers, first):
+        b[...] = f
+    if status2 == 0 and not differs:
+        return
+    what = (f"with the other answers GM argument(s) {', '.join(map(str, differs))} differ" if status2 == 0 else
+            f"with the other answers the launch faults: {raw2['fault']}")
+    raise UndeterminedResult(f"{raw['first_met']}; the kernel's outputs depend on device behaviour public sources "
+                             f"leave open ({_met_text(raw['met'])}): {what} (docs/twin.md, \"Questions the sources "
+                             "leave open\")")
+
+
 def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: int, args: Sequence[Any], *,
                soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
                defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True,
-               timing: "bool | TimeParams" = False) -> Report:
+               timing: "bool | TimeParams" = False, undetermined: str = "check") -> Report:
     """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture.
 
     `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
@@ -293,7 +344,12 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     `timing=True` records the event log and replays it on the pipe model with the SoC's cost parameters
     (`lossgrad.timing.params.params_for`); a `TimeParams` instead of True replays with those parameters. The result
     is `report.timing` (a `lossgrad.timing.Timing`; None with timing off) and the log `report.events`. Also a
-    run-time switch: no rebuild."""
+    run-time switch: no rebuild.
+
+    `undetermined` handles device behaviour public sources leave open (OPEN_QUESTIONS): "check" (the default) runs
+    with the primary answers and, if the launch met an open question, again with the alternative ones from the same
+    GM contents, and raises UndeterminedResult when the two runs' GM buffers differ (or one run faults); "primary"
+    or "alternative" runs once with those answers (tests of the arithmetic itself)."""
     # The launch's C types (uint32_t blockDim, uint64_t tilingKey, a bool switch): refused, never coerced.
     if isinstance(block_dim, (bool, np.bool_)) or not isinstance(block_dim, (int, np.integer)):
         raise TypeError(f"block_dim must be an int, got {type(block_dim).__name__} {block_dim!r}")
@@ -310,6 +366,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
         raise TypeError(f"timing must be a bool or a lossgrad.timing.TimeParams, got {type(timing).__name__}")
     if not 1 <= int(block_dim) <= 65535:
         raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
+    if undetermined not in ANSWERS:
+        raise ValueError(f"undetermined must be one of {', '.join(ANSWERS)}, got {undetermined!r}")
     t0 = time.perf_counter()
     built = build(source, kernel_name, len(args), soc_, include_dirs, defines)
     compile_s = time.perf_counter() - t0
@@ -319,13 +377,18 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     keep = [b if b.nbytes else np.zeros(1, np.uint8) for b in buffers]
     ptrs = (ctypes.c_void_p * max(1, len(keep)))(*[b.ctypes.data for b in keep])
     sizes = (ctypes.c_uint64 * max(1, len(keep)))(*[b.nbytes for b in buffers])
+    before = [b.copy() for b in buffers] if undetermined == "check" else None  # GM as the second run must see it
     with _lock(str(built.path)):
         lib.twin_set_auto_sync(1 if auto_sync else 0)
+        lib.twin_set_soc_cores(soc_.cores)
+        lib.twin_set_answers(0xFFFFFFFF if undetermined == "alternative" else 0)
         lib.twin_set_timing(1 if timing is not False else 0)
         status = _launch(lib, int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
         raw = json.loads(lib.twin_result().decode())
         events = _read_log(lib, int(block_dim), raw.get("api_names", ())) if timing is not False and status == 0 \
             else None
+        if before is not None and raw["met"] and status == 0:
+            _second_run(lib, buffers, before, raw, int(block_dim), ptrs, sizes, int(tiling_key))
     if status != 0:
         if raw["fault"] == CANCELLED:
             raise LaunchCancelled(CANCELLED)

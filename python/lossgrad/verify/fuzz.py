@@ -442,13 +442,13 @@ def shrink_failures(results: Sequence, backend: str, limit: int, say: Callable[[
         def fails(case: Case) -> str | None:
             with muted():
                 r = run_case(case, backend, oracle)
-            return None if r.passed else signature(r.error)
+            return signature(r.error) if r.failed else None  # a case not judged (undetermined) is no failure
         return fails
 
     out: list[Shrunk] = []
     seen: set[tuple[str, str, str]] = set()
     for r in results:
-        if r.passed or len(out) >= limit:
+        if not r.failed or len(out) >= limit:
             continue
         kind = (r.case.op, r.case.soc, signature(r.error))
         if kind in seen:

@@ -18,7 +18,8 @@ from .. import codegen
 from ..progress import muted
 from ..dtypes import DType
 from ..dtypes import parse as parse_dtype
-from ..golden import aclnn_kernel_dtype, compute_call
+from ..golden import aclnn_kernel_dtype, compute_call, undetermined
+from ..twin import UndeterminedResult
 from ..precision import THRESHOLDS, Comparison, compare
 from ..registry import get_op
 from ..runners import run
@@ -40,6 +41,13 @@ class CaseResult:
     seconds: float
     reference: str
     standard: str
+    # Not judged: the expected output depends on device behaviour public sources leave open (golden.undetermined:
+    # a float32 Inf/NaN on 310P/910). Neither passed nor failed; reported and counted apart.
+    undetermined: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return not self.passed and not self.undetermined
 
 
 def reference_mode(case: Case) -> str:
@@ -71,6 +79,15 @@ def run_case(case: Case, backend: str = "twin", oracle: bool = False) -> CaseRes
         call = validate(case.op, g, s, t, case_reduction(case), case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
         expected = compute_call(call, ref)
         with knobs(ub_budget=case.ub_budget or None, fold_tiles=case.fold_tiles or None):
+            open_ = undetermined(call, ref)
+            if open_ is not None and open_.any():
+                try:  # still run it: any other fault fails the case; the output itself cannot be judged
+                    run(call, backend)
+                except UndeterminedResult:
+                    pass
+                return CaseResult(case, False, None, None, f"{int(open_.sum())} output element(s) depend on whether "
+                                  "float32 saturates in saturation mode, which public sources leave open "
+                                  "(docs/twin.md)", time.perf_counter() - t0, ref, standard, undetermined=True)
             actual = run(call, backend)
         if actual.shape != expected.shape or actual.dtype != expected.dtype:
             raise AssertionError(f"result {actual.shape} {actual.dtype} != golden {expected.shape} {expected.dtype}")
@@ -336,7 +353,7 @@ def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callabl
                 for i, r in zip(part, rs):
                     results[i] = r
                     done += 1
-                    failed += not r.passed
+                    failed += r.failed
                     if progress:
                         progress(done, total, failed)
             else:
@@ -396,10 +413,11 @@ def worst(results: Iterable[CaseResult]) -> dict[tuple[str, str], dict[str, floa
     table: dict[tuple[str, str], dict[str, float]] = {}
     for r in results:
         key = (r.case.op, r.case.dtypes[3])
-        row = table.setdefault(key, {"cases": 0, "failed": 0, "mere": 0.0, "mare": 0.0, "mere64": 0.0,
-                                     "mare64": 0.0})
+        row = table.setdefault(key, {"cases": 0, "failed": 0, "undetermined": 0, "mere": 0.0, "mare": 0.0,
+                                     "mere64": 0.0, "mare64": 0.0})
         row["cases"] += 1
-        row["failed"] += not r.passed
+        row["failed"] += r.failed
+        row["undetermined"] += r.undetermined
         for cmp, suffix in ((r.comparison, ""), (r.comparison64, "64")):
             if cmp is not None and cmp.count:
                 row["mere" + suffix] = max(row["mere" + suffix], cmp.mere)
@@ -421,14 +439,17 @@ def _json_number(v: object) -> object:
 
 def summary_json(results: list[CaseResult], wall: float) -> dict[str, object]:
     return _json_number({
-        "passed": all(r.passed for r in results),
+        "passed": not any(r.failed for r in results),
         "cases": len(results),
-        "failed": sum(not r.passed for r in results),
+        "failed": sum(r.failed for r in results),
+        "undetermined": sum(r.undetermined for r in results),
         "wall_seconds": round(wall, 3),
-        "worst": [{"op": op, "dtype": d, **{k: (int(v) if k in ("cases", "failed") else v) for k, v in row.items()}}
+        "worst": [{"op": op, "dtype": d, **{k: (int(v) if k in ("cases", "failed", "undetermined") else v)
+                                            for k, v in row.items()}}
                   for (op, d), row in worst(results).items()],
         "results": [{
-            "id": r.case.id, "passed": r.passed, "error": r.error, "seconds": round(r.seconds, 4),
+            "id": r.case.id, "passed": r.passed, "undetermined": r.undetermined, "error": r.error,
+            "seconds": round(r.seconds, 4),
             "reference": r.reference, "standard": r.standard,
             "mere": None if r.comparison is None else r.comparison.mere,
             "mare": None if r.comparison is None else r.comparison.mare,

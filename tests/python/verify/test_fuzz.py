@@ -141,10 +141,11 @@ def test_fuzz_slice_on_every_default_soc(auto_sync: str, monkeypatch: pytest.Mon
     seed = SEED + (auto_sync == "off")
     cases = list(fuzz.fuzz_cases(SLICE_PER_SOC, seed, VERIFY_DEFAULT_SOCS))
     results = run_cases(cases, "twin", jobs=2, oracle=fuzz.oracle_sample if _torch() else None)
-    failed = [r for r in results if not r.passed]
+    failed = [r for r in results if r.failed]  # undetermined cases are not judged
     assert not failed, "\n".join(f"{r.case.id}: {r.error or r.comparison.describe()}\n  {fuzz.python_call(r.case)}"
                                  for r in failed[:5])
     assert len(results) == SLICE_PER_SOC * len(VERIFY_DEFAULT_SOCS)
+    assert sum(r.undetermined for r in results) < len(results) // 10  # not judged is the exception, not the rule
 
 
 def _torch() -> bool:

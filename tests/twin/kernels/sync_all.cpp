@@ -19,6 +19,7 @@ enum Mode : uint32_t {
     kTooManyCores = 5, // usedCores > GetBlockNum()
     kCoreOneFaults = 6,// core 1 faults while the others wait in SyncAll
     kSameSlot = 7,     // every core writes slot 0 (a race outside the counters)
+    kVectorCore = 8,   // 310P: the kernel also runs on the Vector Cores (no inter-core synchronisation there)
 };
 
 template <HardEvent E> __aicore__ inline void Sync() {
@@ -33,6 +34,11 @@ extern "C" __global__ __aicore__ void sync_all(GM_ADDR out, GM_ADDR workspace, G
     tg.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(tiling), 2);
     t.mode = tg.GetValue(0);
     t.usedCores = static_cast<int32_t>(tg.GetValue(1));
+#if __NPU_ARCH__ == 2002
+    if (t.mode == kVectorCore) {
+        KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_VECTOR_CORE);
+    }
+#endif
     const uint32_t n = static_cast<uint32_t>(GetBlockNum());
     const uint32_t idx = static_cast<uint32_t>(GetBlockIdx());
     TPipe pipe;

@@ -158,9 +158,12 @@ inline void CheckCoreEnd(CoreState& c) {
                               PipeName(p));
                 throw KernelFaultError(msg);
             }
-    // The DCCI bisheng puts at the kernel's tail by default (no --cce-no-dcache-flush) writes dirty lines back: documented
-    // for 950 (asc-devkit docs/zh guide 设置DCI编译选项来减少算子尾开销.md) and kept for 2201, whose build passes the
-    // same option (tools/build/asc_op_compile_base ascendc_compile_utils.py). 2002 writes back at TPipe destruction
+    // The DCCI bisheng puts at the kernel's tail by default writes dirty lines back: documented for 950 (asc-devkit
+    // docs/zh guide 设置DCI编译选项来减少算子尾开销.md: without --cce-no-dcache-flush). For 2201 no document says so, but
+    // the option exists for every target (cmake/asc/legacy_modules/bisheng_intf.cmake turns
+    // -cce-aicore-dcci-before-kernel-end off for the c310 cube target only; the c220 targets keep the default) and
+    // Huawei's A2 kernels rely on it (hicann/ops-nn loss/cross_entropy_loss/op_kernel/cross_entropy_loss.h ends with a
+    // GlobalTensor::SetValue of the loss and no DataCacheCleanAndInvalid). 2002 writes back at TPipe destruction
     // (pipe.h); 1001 has no cache-flush instruction at all, so a line still dirty here reaches GM at no defined time.
     if (kArch == 2201 || kArch == 3510) {
         FlushAllLines();
@@ -212,12 +215,17 @@ inline void ResetCore(CoreState& c, int idx, int num) {
     c.pendingVec = -1;
     c.tokens = 0;
     c.socStateInit = c.pipeSeen = c.staticTensors = false;
+    c.mte3Pending.clear();
+    c.mte3PendingOrder.clear();
+    c.mte3PendingHead = 0;
+    c.scalarReads.clear();
 }
 
 inline std::string ReportJson(int blockDim, const std::string& fault, double seconds) {
     std::ostringstream o;
     o << "{\"fault\":\"" << JsonEscape(fault) << "\",\"seconds\":" << seconds << ",\"block_dim\":" << blockDim
-      << ",\"ub_kernel_bytes\":" << kUbKernelBytes;
+      << ",\"ub_kernel_bytes\":" << kUbKernelBytes << ",\"met\":" << Rt().met << ",\"first_met\":\""
+      << JsonEscape(Rt().firstMet) << "\"";
     if (Rt().timing) {  // the event log's API names, by the ids its records carry
         o << ",\"api_names\":[";
         for (size_t i = 0; i < Rt().apiNames.size(); ++i) o << (i ? "," : "") << "\"" << JsonEscape(Rt().apiNames[i]) << "\"";
@@ -294,6 +302,9 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
     rt.scalarLineWriter.clear();
     rt.lostLineFault.clear();
     rt.logs.clear();
+    rt.met = 0;
+    rt.firstMet.clear();
+    rt.kernelType = -1;
     for (int i = 0; i < nargs; ++i) {
         GmBuffer b;
         b.base = static_cast<uint8_t*>(ptrs[i]);
@@ -356,6 +367,12 @@ extern "C" __attribute__((visibility("default"))) int twin_launch(int blockDim, 
 
 // Run-time options of the next launches (no rebuild): 1 = bisheng --cce-auto-sync=on, 0 = off.
 extern "C" __attribute__((visibility("default"))) void twin_set_auto_sync(int on) { twin::Rt().autoSync = on != 0; }
+
+// The open questions (core.h Question) the next launches answer the alternative way (bit set); 0 = primary answers.
+extern "C" __attribute__((visibility("default"))) void twin_set_answers(uint32_t answers) { twin::Rt().answers = answers; }
+
+// Blocks the SoC runs at once (its cores for a vector kernel); SyncAll with more blocks would hang. 0 = not given.
+extern "C" __attribute__((visibility("default"))) void twin_set_soc_cores(int cores) { twin::Rt().socCores = cores; }
 
 // 1 = record the event log of the time model in the next launches (no rebuild), 0 = off (the default).
 extern "C" __attribute__((visibility("default"))) void twin_set_timing(int on) { twin::Rt().timing = on != 0; }

@@ -84,6 +84,9 @@ inline void Sign(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTenso
 template <typename T, bool isReuseSource = false>
 inline void Sign(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount) {
     static_assert(twin::kSignOk<T>, "Sign: element type not supported on this NpuArch (half/float; not on 1001)");
+    if (twin::kArch != 3510)  // the stack buffer's end comes from the TPipe
+        twin::RequireTPipe("Sign", "include/adv_api/math/sign.h, impl/basic_api/kernel_pop_stack_buffer.h "
+                                   "PopStackBuffer");
     twin::SignImpl<T>(dstTensor, srcTensor, nullptr, calCount);
 }
 

@@ -52,6 +52,9 @@ constexpr uint32_t kMaxEventId = (kArch == 1001) ? 4 : 8;
 // each HardEvent's ID pool; on every modelled arch it equals the number of hardware flag IDs.
 static_assert(kEventsPerPosition == kMaxEventId, "TWIN_EVENTS_PER_POSITION must be QUE_MAX_EVENT of the arch");
 constexpr uint32_t kMaxBuffers = 64;
+// The system workspace's part the library keeps before the user workspace (GetUserWorkspace): RESERVED_WORKSPACE of
+// asc-devkit impl/basic_api/utils/kernel_utils_constants.h, 2 MiB on 1001/2002 and 16 MiB on 2201/3510.
+constexpr uint64_t kReservedWorkspace = (kArch == 1001 || kArch == 2002) ? 2ull << 20 : 16ull << 20;
 constexpr uint32_t kBlock = 32;    // DataBlock bytes
 constexpr uint32_t kRepeat = 256;  // bytes per vector repeat
 }  // namespace twin

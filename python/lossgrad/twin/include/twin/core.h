@@ -152,11 +152,14 @@ struct Slot {
     int8_t freeEvtId = -1;      // ID of the queue's free event reserved by FreeTensor until the next AllocTensor
     int8_t freeEvt = -1;        // its HardEvent
     int8_t enqEvtId = -1;       // ID of the queue's enqueue event held from EnQue to DeQue
+    int8_t enqEvt = -1;         // its HardEvent
+    bool depth0 = false;        // a depth-0 queue's buffer: both IDs held from InitBuffer until Reset/Destroy
+    Knowledge enqRecord;        // depth 0 without event IDs (3510): the producer's signal at EnQue
 };
 
 // Who holds an event ID of a per-core pool (asc-devkit impl/basic_api/kernel_tpipe_impl.h: one pool per HardEvent,
 // shared by the TQue internals and the kernel's own TPipe::AllocEventID).
-enum class IdOwner : uint8_t { NONE, KERNEL, QUE_FREE, QUE_ENQUE };
+enum class IdOwner : uint8_t { NONE, KERNEL, QUE_FREE, QUE_ENQUE, QUE_DEPTH0, COUNT };
 
 // One 64-byte line of a core's scalar data cache (DCache), keyed by GM buffer and line index within the buffer.
 struct CacheLine {
@@ -170,6 +173,20 @@ struct CacheLine {
 struct PendingWriteBack {
     uint64_t sSeq = 0;     // the DCCI's place on PIPE_S: a DMA pipe must know PIPE_S's work up to here
     bool dsb = false;      // a DataSyncBarrier followed it (NpuArch 2201/3510)
+};
+
+// A DMA write to GM by MTE3 that MTE3 does not yet know complete: a later MTE3 write overlapping it needs
+// PipeBarrier<PIPE_MTE3> (or a signal carrying that knowledge back to MTE3) first.
+struct PendingGmWrite {
+    uint64_t end = 0;   // byte offset just past the write, in its GM buffer
+    uint64_t seq = 0;   // the copy's place on PIPE_MTE3
+    uint16_t api = 0;
+};
+
+// Scalar GM reads (GlobalTensor::GetValue) of one 64-byte line: per byte, the PIPE_S place of its last read (0: none).
+struct ScalarReadLine {
+    uint32_t seq[64] = {};
+    uint64_t last = 0;  // the largest of them
 };
 
 struct Flag {
@@ -220,6 +237,18 @@ struct CoreState {
     bool socStateInit = false;         // InitSocState() called or a TPipe constructed (which initialises the state)
     bool pipeSeen = false;             // a TPipe was constructed on this core
     bool staticTensors = false;        // a raw-address LocalTensor was built (static tensor programming)
+    std::map<uint64_t, PendingGmWrite> mte3Pending;  // key: GM buffer << 40 | begin offset; disjoint intervals
+    std::vector<uint64_t> mte3PendingOrder;           // their keys in PIPE_MTE3 order (oldest first)
+    size_t mte3PendingHead = 0;                       // entries of mte3PendingOrder before it are purged
+    std::unordered_map<uint64_t, ScalarReadLine> scalarReads;  // GM line -> GetValue reads MTE3 may not know of
+};
+
+// Device behaviour public sources leave open (docs/twin.md, "Questions the sources leave open"). A launch answers each
+// question one way (twin_set_answers: bit set = the alternative answer) and records which it met; the caller
+// (lossgrad.twin.run_kernel) then runs the launch again with the other answers and faults when the outputs differ.
+enum Question : uint32_t {
+    Q_FLOAT32_SATURATION = 1u << 0,  // 310P/910: a computed float32 Inf/NaN saturates (primary) or stays IEEE
+    Q_NAN_IN_MAX_MIN = 1u << 1,      // Max/Min/Maxs/Mins with one NaN operand: NaN (primary) or the other operand
 };
 
 struct Runtime {
@@ -235,6 +264,12 @@ struct Runtime {
     std::unordered_map<uint64_t, int32_t> scalarLineWriter;  // GM line (buffer << 40 | line) -> core that SetValue'd it
     std::string lostLineFault;  // a core ended with a dirty line its arch never writes back (launcher.h CheckCoreEnd)
     std::vector<std::string> apiNames{"?"};
+    uint16_t lastApi = 0;      // the API of the latest UB access (names where an open question was met)
+    uint32_t answers = 0;      // twin_set_answers: the Questions answered the alternative way in this launch
+    uint32_t met = 0;          // the Questions this launch met
+    std::string firstMet;      // where it first met one: "core N: API: question"
+    int32_t socCores = 0;      // twin_set_soc_cores: blocks the SoC runs at once (0: not given)
+    int32_t kernelType = -1;   // the KERNEL_TASK_TYPE(_DEFAULT) in force for this launch (-1: none declared)
     uint16_t ApiId(const char* name) {
         for (size_t i = 0; i < apiNames.size(); ++i)
             if (apiNames[i] == name) return static_cast<uint16_t>(i);
@@ -280,6 +315,19 @@ inline void DeferFault(const char* api, const char* fmt, ...) {
 }
 
 inline CoreCounters& Counters() { return Core().counters; }
+
+// The kernel meets an open question (the Question enum): recorded, with the API of the latest UB access and `what`;
+// returns whether this launch answers it the alternative way.
+inline bool Alternative(Question q, const char* what) {
+    Runtime& r = Rt();
+    if (r.firstMet.empty()) {
+        char head[160];
+        std::snprintf(head, sizeof head, "core %d: %s: ", r.core ? r.core->idx : -1, r.apiNames[r.lastApi].c_str());
+        r.firstMet = std::string(head) + what;
+    }
+    r.met |= q;
+    return (r.answers & q) != 0;
+}
 
 inline uint32_t NewEpoch() { return ++Core().epochs; }
 
@@ -407,6 +455,7 @@ inline bool AutoSync(int from, int to);
 inline uint64_t LineKey(int buf, uint64_t off) { return static_cast<uint64_t>(buf) << 40 | off / kLine; }
 inline int KeyBuf(uint64_t key) { return static_cast<int>(key >> 40); }
 inline uint64_t KeyOff(uint64_t key) { return (key & ((1ull << 40) - 1)) * kLine; }
+inline uint64_t KeyOffset(uint64_t key) { return key & ((1ull << 40) - 1); }  // of a byte-offset key (not a line's)
 
 inline CacheLine& LoadLine(int buf, uint64_t off) {
     CoreState& c = Core();
@@ -475,8 +524,13 @@ inline void ScalarGmRead(const char* api, int buf, uint64_t off, void* out, uint
                   (unsigned long long)(at + take), (unsigned long long)(at - in),
                   (unsigned long long)(at - in + kLine), l.staleBy);
         std::memcpy(static_cast<uint8_t*>(out) + done, l.bytes + in, take);
+        ScalarReadLine& r = Core().scalarReads[LineKey(buf, at)];
+        const uint64_t s = Core().seq[P_S];
+        for (uint64_t b = in; b < in + take; ++b) r.seq[b] = static_cast<uint32_t>(s);
+        r.last = s;
         done += take;
     }
+    Core().seq[P_S] += 1;  // the read's own place on PIPE_S (a later S->MTE3 signal carries it); logged by GetValue
 }
 
 inline void ScalarGmWrite(const char* api, int buf, uint64_t off, const void* in, uint64_t n) {
@@ -506,11 +560,74 @@ inline void ScalarGmWrite(const char* api, int buf, uint64_t off, const void* in
     }
 }
 
+// An MTE3 write of GM bytes [off, off + n) of `buf` overlapping an earlier MTE3 write MTE3 does not know complete:
+// DMA writes to overlapping GM complete in no guaranteed order, so the later one needs PipeBarrier<PIPE_MTE3> (or a
+// signal carrying that knowledge back to MTE3) first, with auto-sync on too (asc-devkit docs/zh PipeBarrier(ISASI).md
+// 约束说明; 关键特性说明.md, 单流水同步). Bursts of one copy share its place on the pipe and never conflict.
+inline void Mte3Overlap(const char* api, int buf, uint64_t off, uint64_t n) {
+    CoreState& c = Core();
+    const uint64_t known = c.sync[P_MTE3][P_MTE3], now = c.seq[P_MTE3];
+    std::vector<uint64_t>& order = c.mte3PendingOrder;
+    for (; c.mte3PendingHead < order.size(); ++c.mte3PendingHead) {  // oldest first: drop what MTE3 knows done
+        auto it = c.mte3Pending.find(order[c.mte3PendingHead]);
+        if (it == c.mte3Pending.end()) continue;  // a later burst of the same copy at the same offset replaced it
+        if (it->second.seq > known) break;
+        c.mte3Pending.erase(it);
+    }
+    if (c.mte3PendingHead == order.size()) {
+        order.clear();
+        c.mte3PendingHead = 0;
+    }
+    const uint64_t key = static_cast<uint64_t>(buf) << 40 | off, end = off + n;
+    auto it = c.mte3Pending.upper_bound(key);
+    if (it != c.mte3Pending.begin() && KeyBuf(std::prev(it)->first) == buf && std::prev(it)->second.end > off) --it;
+    for (; it != c.mte3Pending.end() && KeyBuf(it->first) == buf && KeyOffset(it->first) < end; ++it) {
+        const PendingGmWrite& w = it->second;
+        if (w.end <= off || w.seq == now) continue;
+        Fault(api, "MTE3 writes bytes [%llu, %llu) of GM argument %d, which the earlier %s (MTE3) also writes, with "
+                   "no PipeBarrier<PIPE_MTE3> (or signal back to MTE3) between them: copies to overlapping GM "
+                   "complete in no guaranteed order (asc-devkit docs/zh PipeBarrier(ISASI).md 约束说明; auto-sync does "
+                   "not insert it)", (unsigned long long)std::max(off, KeyOffset(it->first)),
+              (unsigned long long)std::min(end, w.end), buf, Rt().apiNames[w.api].c_str());
+    }
+    c.mte3Pending[key] = PendingGmWrite{end, now, Rt().ApiId(api)};
+    order.push_back(key);
+}
+
+// An MTE3 write of GM bytes this core's scalar unit read with GlobalTensor::GetValue and MTE3 does not know the read
+// done: the copy can land first, and the read returns the new bytes. Needs S->MTE3 synchronisation, which bisheng's
+// auto-sync inserts (GlobalTensor::GetValue is among the PIPE_S APIs it covers, 关键特性说明.md table 3).
+inline void Mte3AfterScalarRead(const char* api, int buf, uint64_t off, uint64_t n) {
+    CoreState& c = Core();
+    if (c.scalarReads.empty()) return;
+    for (uint64_t k = LineKey(buf, off), last = LineKey(buf, off + n - 1); k <= last; ++k) {
+        auto it = c.scalarReads.find(k);
+        if (it == c.scalarReads.end()) continue;
+        if (it->second.last <= c.sync[P_S][P_MTE3]) {
+            c.scalarReads.erase(it);
+            continue;
+        }
+        const uint64_t lo = KeyOff(k);
+        for (uint64_t b = std::max(off, lo); b < std::min(off + n, lo + kLine); ++b) {
+            if (it->second.seq[b - lo] <= c.sync[P_S][P_MTE3]) continue;
+            if (AutoSync(P_S, P_MTE3)) break;
+            Fault(api, "MTE3 writes byte %llu of GM argument %d, which GlobalTensor::GetValue read before it with no "
+                       "S->MTE3 synchronisation: the copy can land before the scalar read (SetFlag/WaitFlag"
+                       "<HardEvent::S_MTE3> between them; bisheng's --cce-auto-sync=on inserts it)",
+                  (unsigned long long)b, buf);
+        }
+    }
+}
+
 // A DMA access of GM bytes [off, off + n) of `buf` by this core: MTE3 (write) or MTE2 (read).
 inline void DmaTouchesLines(const char* api, int buf, uint64_t off, uint64_t n, bool write) {
     CoreState& c = Core();
     if (n == 0) return;
     const int pipe = write ? P_MTE3 : P_MTE2;
+    if (write) {
+        Mte3Overlap(api, buf, off, n);
+        Mte3AfterScalarRead(api, buf, off, n);
+    }
     if (write)  // for the MTE3 -> scalar rule (ScalarAfterMte3)
         for (uint64_t k = LineKey(buf, off), last = LineKey(buf, off + n - 1); k <= last; ++k) c.mte3Lines[k] = c.seq[P_MTE3];
     if (!c.pendingWb.empty()) {
@@ -632,6 +749,7 @@ inline void Access(const char* api, int pipe, uint32_t addr, uint32_t len, bool 
     if (len == 0) return;
     CoreState& c = Core();
     uint16_t id = Rt().ApiId(api);
+    Rt().lastApi = id;
     uint64_t now = c.seq[pipe];
     if (Rt().timing) LogAccess(c, id, pipe, addr, len, write, now);
     for (uint32_t b = addr / 32, e = (addr + len + 31) / 32; b < e; ++b) {

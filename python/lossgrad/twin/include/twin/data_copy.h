@@ -6,6 +6,7 @@
 #pragma once
 
 #include "pipe.h"
+#include "system.h"
 
 namespace AscendC {
 
@@ -226,6 +227,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     const char* api = "DataCopy(UB->UB)";
+    twin::RequireNotOnVectorCore(api, "the devkit compiles UB->UB DataCopy out of the Vector Core build "
+                                      "(impl/basic_api/dav_m200/kernel_operator_data_copy_impl.h, __DAV_M200_VEC__)");
     twin::CheckCopyParams<T>(api, p);
     uint64_t len = static_cast<uint64_t>(p.blockLen) * twin::kBlock;
     if (p.blockCount == 0 || len == 0) return;

@@ -79,6 +79,7 @@ inline const char* OwnerText(IdOwner o) {
         case IdOwner::KERNEL: return "the kernel's TPipe::AllocEventID";
         case IdOwner::QUE_FREE: return "a TQue buffer freed by FreeTensor and not yet allocated again";
         case IdOwner::QUE_ENQUE: return "a TQue buffer enqueued by EnQue and not yet dequeued";
+        case IdOwner::QUE_DEPTH0: return "a depth-0 TQue buffer (from InitBuffer until TPipe::Reset/Destroy)";
         default: return "nobody";
     }
 }
@@ -93,12 +94,15 @@ inline int AllocEventIdImpl(const char* api, AscendC::HardEvent e, IdOwner owner
     int id = 0;
     while (id < 32 && (occ >> id & 1u)) ++id;
     if (static_cast<uint32_t>(id) >= kMaxEventId) {
-        unsigned n[4] = {0, 0, 0, 0};
+        unsigned n[static_cast<int>(IdOwner::COUNT)] = {};
         for (uint32_t i = 0; i < kMaxEventId; ++i) n[static_cast<int>(c.eventOwner[ei][i])] += 1;
+        char depth0[64] = "";
+        if (n[static_cast<int>(IdOwner::QUE_DEPTH0)] > 0)
+            std::snprintf(depth0, sizeof depth0, ", %u by depth-0 TQue buffers", n[static_cast<int>(IdOwner::QUE_DEPTH0)]);
         Fault(api, "no free event ID of HardEvent::%s: all %u IDs of its pool are held (%u by TQue FreeTensor, %u by "
-                   "TQue EnQue, %u by the kernel's AllocEventID); NpuArch %d has %u per event type (QUE_MAX_EVENT) "
+                   "TQue EnQue, %u by the kernel's AllocEventID%s); NpuArch %d has %u per event type (QUE_MAX_EVENT) "
                    "and the device hangs when a queue or AllocEventID needs one more",
-              HardEventName(ei), kMaxEventId, n[2], n[3], n[1], kArch, kMaxEventId);
+              HardEventName(ei), kMaxEventId, n[2], n[3], n[1], depth0, kArch, kMaxEventId);
     }
     occ |= 1u << id;
     c.eventOwner[ei][id] = owner;
@@ -137,7 +141,8 @@ inline void WaitFlagImpl(AscendC::HardEvent e, int id, const char* api = "WaitFl
     if (!f.set)
         Fault(api, "event HardEvent::%s id %d waited without a matching SetFlag (hangs on hardware)%s",
               HardEventName(ei), id,
-              c.eventOwner[ei][id] == IdOwner::QUE_FREE || c.eventOwner[ei][id] == IdOwner::QUE_ENQUE
+              c.eventOwner[ei][id] == IdOwner::QUE_FREE || c.eventOwner[ei][id] == IdOwner::QUE_ENQUE ||
+                      c.eventOwner[ei][id] == IdOwner::QUE_DEPTH0
                   ? "; the kernel's own WaitFlag consumed a flag the TQue had set on an ID it holds" : "");
     int from, to;
     EventPipes(e, from, to);
@@ -145,14 +150,18 @@ inline void WaitFlagImpl(AscendC::HardEvent e, int id, const char* api = "WaitFl
     f.set = false;
 }
 
-// The free event a TQue buffer of `s` still holds (TPipe::Reset/Destroy wait for it; the pool is then reset).
+// The free event a TQue buffer of `s` still holds (TPipe::Reset/Destroy wait for it; the pool is then reset), and a
+// depth-0 buffer's enqueue ID (held since InitBuffer; an enqueued buffer was refused before).
 inline void DropQueueEvents(Slot& s) {
     if (s.freeEvtId >= 0 && s.freeEvt >= 0) {
         Core().flags[s.freeEvt * 16 + s.freeEvtId].set = false;
         ReleaseEventIdImpl(static_cast<AscendC::HardEvent>(s.freeEvt), s.freeEvtId);
     }
+    if (s.depth0 && s.enqEvtId >= 0 && s.enqEvt >= 0) ReleaseEventIdImpl(static_cast<AscendC::HardEvent>(s.enqEvt),
+                                                                          s.enqEvtId);
     s.freeEvtId = -1;
     s.freeEvt = -1;
+    s.enqEvtId = -1;
 }
 
 // Producer/consumer pipes of a TQueBind<src, dst>, from the hardware of its two ends, not their names (asc-devkit
@@ -202,8 +211,8 @@ template <MemDsbT arg0> inline void DataSyncBarrier() {
 }
 
 // TQueConfig (asc-devkit impl/basic_api/utils/kernel_utils_ceil_oom_que.h), passed as TQue's mask template argument
-// (`TQue<pos, depth, &conf>`). The twin models none of its options beyond accepting the declaration: nd2nz/nz2nd
-// and scmBlockGroup concern cube positions, bufferLen/bufferNumber/consumer const-buffer planning.
+// (`TQue<pos, depth, &conf>`). The twin models bufferNumber (1: the queue never rotates, see TQueBind::Alloc);
+// nd2nz/nz2nd and scmBlockGroup concern cube positions, bufferLen/consumer const-buffer planning, none modelled.
 struct TQueConfig {
     bool nd2nz = false;
     bool nz2nd = false;
@@ -227,6 +236,21 @@ inline TPipe* GetTPipePtr() {
     return p;
 }
 
+}  // namespace AscendC
+
+namespace twin {
+// An API whose devkit implementation on this arch reaches the live TPipe (GetTPipePtr()->FetchEventID for its own
+// flags, PopStackBuffer): without one (static tensor programming) the device dereferences a null TPipe pointer.
+inline void RequireTPipe(const char* api, const char* impl) {
+    if (AscendC::TwinCurrentPipe() == nullptr)
+        Fault(api, "no TPipe is alive, but the devkit's implementation on NpuArch %d takes event IDs or stack "
+                   "buffers from it (asc-devkit %s); static tensor programming may use only APIs that do not",
+              kArch, impl);
+}
+}  // namespace twin
+
+namespace AscendC {
+
 // Base of TQue: a set of equal-sized UB buffers handed out by AllocTensor and passed on by EnQue/DeQue.
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0> class TQueBind {
 public:
@@ -235,6 +259,8 @@ public:
     TQueBind& operator=(const TQueBind&) = delete;
 
     template <typename T> LocalTensor<T> AllocTensor() {
+        static_assert(depth != 0 && sizeof(T) > 0, "must use AllocTensor<LocalTensor&> api while tque's depth is "
+                                                   "zero (asc-devkit impl/basic_api/kernel_tquebind_impl.h)");
         return Alloc<T>("TQue::AllocTensor");
     }
     template <typename T> void AllocTensor(LocalTensor<T>& tensor) {
@@ -249,6 +275,15 @@ public:
         twin::Slot& s = Own(api, tensor.TwinRef());
         if (s.state != twin::SlotState::ALLOCATED && s.state != twin::SlotState::DEQUEUED)
             twin::Fault(api, "tensor is not in the allocated state (already enqueued or freed)");
+        if (depth == 0) {  // the buffer's own enqueue flag, on the ID it holds since InitBuffer
+            int producer, consumer;
+            twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+            s.state = twin::SlotState::ENQUEUED;
+            if (kQueueEventIds) twin::SetFlagImpl(static_cast<AscendC::HardEvent>(s.enqEvt), s.enqEvtId, api);
+            else s.enqRecord = twin::Signal(producer, api);
+            if (src == TPosition::VECOUT) twin::Counters().tiles += 1;
+            return true;
+        }
         if (static_cast<int32_t>(queue_.size()) >= (depth > 0 ? depth : 1))
             twin::Fault(api, "queue depth %d exceeded: EnQue without a DeQue of the previous tensor", depth);
         int producer, consumer;
@@ -266,6 +301,8 @@ public:
     }
 
     template <typename T> LocalTensor<T> DeQue() {
+        static_assert(depth != 0 && sizeof(T) > 0, "must use DeQue<LocalTensor&> api while tque's depth is zero "
+                                                   "(asc-devkit impl/basic_api/kernel_tquebind_impl.h)");
         const char* api = "TQue::DeQue";
         if (queue_.empty()) twin::Fault(api, "DeQue on an empty queue (hangs on hardware)");
         Entry e = queue_.front();
@@ -286,7 +323,18 @@ public:
     template <typename T> void DeQue(LocalTensor<T>& tensor) {
         static_assert(depth == 0 && sizeof(T) > 0, "can not DeQue tensor in place while tque's depth is non zero "
                                                    "(asc-devkit impl/basic_api/kernel_tquebind_impl.h)");
-        tensor = DeQue<T>();
+        const char* api = "TQue::DeQue";
+        const twin::TensorRef& r = tensor.TwinRef();  // depth 0: the tensor names its buffer; its flag, not a FIFO
+        if (r.slot < 0 || !Holds(api, r.slot)) twin::Fault(api, "tensor does not belong to this queue");
+        twin::Slot& s = twin::Core().slots[r.slot];
+        if (s.epoch != r.epoch || s.state != twin::SlotState::ENQUEUED || r.addr != s.addr)
+            twin::Fault(api, "tensor is not this queue's enqueued buffer (the device waits for its flag forever)");
+        int producer, consumer;
+        twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+        if (kQueueEventIds) twin::WaitFlagImpl(static_cast<AscendC::HardEvent>(s.enqEvt), s.enqEvtId, api);
+        else twin::Receive(consumer, s.enqRecord, api);
+        s.state = twin::SlotState::DEQUEUED;
+        tensor = LocalTensor<T>::TwinMake({s.addr, s.len, tensor.TwinRef().slot, s.epoch, s.pos});
     }
 
     template <typename T> void FreeTensor(LocalTensor<T>& tensor) {
@@ -304,7 +352,9 @@ public:
         twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
         // the consumer's reads must finish before reuse
         s.freeRecord = kQueueEventIds ? twin::Snapshot(consumer) : twin::Signal(consumer, api);
-        if (kQueueEventIds) {  // reserves an ID of the free event until the buffer is allocated again (FreeBuffer)
+        if (kQueueEventIds && depth == 0) {  // the buffer's own free flag, on the ID it holds since InitBuffer
+            twin::SetFlagImpl(static_cast<AscendC::HardEvent>(s.freeEvt), s.freeEvtId, api);
+        } else if (kQueueEventIds) {  // reserves an ID of the free event until the buffer is allocated again
             const AscendC::HardEvent e = twin::PipesEvent(consumer, producer);
             s.freeEvtId = static_cast<int8_t>(twin::AllocEventIdImpl(api, e, twin::IdOwner::QUE_FREE));
             s.freeEvt = static_cast<int8_t>(e);
@@ -335,12 +385,28 @@ public:
         return false;
     }
 
-    // Twin internal: called by TPipe::InitBuffer.
+    // Twin internal: called by TPipe::InitBuffer. A depth-0 buffer takes an ID of the enqueue and of the free event
+    // and sets its free flag, holding both IDs until TPipe::Reset/Destroy (kernel_tpipe_impl.h AllocAddrs,
+    // queDepth == 0); on 3510 TQue buffers take buffer IDs instead (InitBuffer).
     void TwinAttach(const std::vector<int32_t>& slots) {
+        const char* api = "TPipe::InitBuffer";
         slots_ = slots;
         queue_.clear();
         cursor_ = 0;
-        for (int32_t id : slots_) twin::Core().slots[id].owner = this;
+        for (int32_t id : slots_) {
+            twin::Slot& s = twin::Core().slots[id];
+            s.owner = this;
+            if (depth != 0 || !kQueueEventIds) continue;
+            int producer, consumer;
+            twin::QueuePipes(static_cast<uint8_t>(src), static_cast<uint8_t>(dst), producer, consumer);
+            const AscendC::HardEvent enq = twin::PipesEvent(producer, consumer), free = twin::PipesEvent(consumer, producer);
+            s.depth0 = true;
+            s.enqEvt = static_cast<int8_t>(enq);
+            s.enqEvtId = static_cast<int8_t>(twin::AllocEventIdImpl(api, enq, twin::IdOwner::QUE_DEPTH0));
+            s.freeEvt = static_cast<int8_t>(free);
+            s.freeEvtId = static_cast<int8_t>(twin::AllocEventIdImpl(api, free, twin::IdOwner::QUE_DEPTH0));
+            twin::SetFlagImpl(free, s.freeEvtId, api);
+        }
     }
 
 private:
@@ -355,6 +421,7 @@ private:
         if (s.freeEvtId < 0) return;
         const AscendC::HardEvent e = static_cast<AscendC::HardEvent>(s.freeEvt);
         twin::WaitFlagImpl(e, s.freeEvtId, api);
+        if (s.depth0) return;  // a depth-0 buffer keeps its ID
         twin::ReleaseEventIdImpl(e, s.freeEvtId);
         s.freeEvtId = -1;
         s.freeEvt = -1;
@@ -366,9 +433,16 @@ private:
         Slots(api);
         twin::CoreState& c = twin::Core();
         const size_t n = slots_.size();
+        // TQueConfig::bufferNumber 1: the cursor never moves, so only the first buffer is ever taken and an
+        // AllocTensor while it is in use spins forever (kernel_tquebind_impl.h AllocBuffer; dav_3510
+        // kernel_tpipe_impl_c310_vec.h takes bufStart).
+        if (kConfig.bufferNumber == 1 && c.slots[slots_[0]].state != twin::SlotState::FREE)
+            twin::Fault(api, "TQueConfig::bufferNumber is 1, so the queue only ever takes its first buffer, which is "
+                             "still in use: the device waits for it forever (hangs); the other %zu buffer(s) from "
+                             "InitBuffer are never used", n - 1);
         for (size_t k = 0; k < n; ++k) {
             const int32_t id = slots_[cursor_];
-            cursor_ = (cursor_ + 1) % n;
+            if (kConfig.bufferNumber != 1) cursor_ = (cursor_ + 1) % n;
             twin::Slot& s = c.slots[id];
             if (s.state != twin::SlotState::FREE) continue;
             int producer, consumer;
@@ -406,6 +480,14 @@ private:
         const std::vector<int32_t>& ids = Slots(api);
         return std::find(ids.begin(), ids.end(), slot) != ids.end();
     }
+
+    // The queue's TQueConfig: `mask` is a `const TQueConfig*` or an integer (GetTQueConfig in asc-devkit
+    // impl/basic_api/utils/kernel_utils_ceil_oom_que.h); only bufferNumber is modelled.
+    static constexpr TQueConfig TwinConfig() {
+        if constexpr (std::is_pointer<decltype(mask)>::value) return *mask;
+        else return TQueConfig{};
+    }
+    static constexpr TQueConfig kConfig = TwinConfig();
 
     // NpuArch 3510 vector cores synchronise TQue buffers with buffer IDs, not event IDs
     // (asc-devkit impl/basic_api/dav_3510/kernel_tpipe_impl_c310_vec.h: GetBuffImpl/ReleaseBuffImpl under ASCEND_IS_AIV).

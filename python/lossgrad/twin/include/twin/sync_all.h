@@ -14,7 +14,8 @@
 // counts itself as 1 (ClcSyncCount's isFirst branch): this is what lets every core zero the whole GM workspace at
 // its start (docs/zh SyncAll.md 约束说明, ops-nn ge_glu_grad_v2_base_310p.h) although the cores start unordered.
 // Requirements checked (SyncAll.md): GM workspace >= usedCores * 32 bytes, UB workspace >= usedCores * 32 bytes in
-// VECIN/VECCALC/VECOUT, usedCores <= GetBlockNum(), isAIVOnly = true, a live TPipe (the impl fetches event IDs).
+// VECIN/VECCALC/VECOUT, usedCores <= GetBlockNum(), isAIVOnly = true, a live TPipe (the impl fetches event IDs);
+// and every block running at once: blockDim within the SoC's cores (run_kernel passes them), no Vector Core kernel.
 // The soft prototype exists on every arch the twin models (2201, 3510, 2002 AI Core, 1001); the hardware
 // prototype SyncAll() (no workspace; A2/A3/950 only, __mix__ kernels) is not modelled and does not compile here.
 #pragma once
@@ -26,14 +27,15 @@
 
 #include "core.h"
 #include "pipe.h"
+#include "system.h"
 #include "tensor.h"
 
 namespace AscendC {
 
 // Workspace of a kernel-launch call: the caller passes CANN's system workspace, whose first RESERVED_WORKSPACE
-// (16 MiB) bytes the library keeps; the user workspace follows (asc-devkit impl/basic_api/dav_*/
-// kernel_operator_common_impl.h, device branch). The twin models the device, not the CPU-debug branch.
-constexpr uint64_t kTwinReservedWorkspace = 16ull * 1024 * 1024;
+// bytes the library keeps (twin::kReservedWorkspace, per arch); the user workspace follows (asc-devkit
+// impl/basic_api/dav_*/kernel_operator_common_impl.h, device branch). The twin models the device, not the CPU-debug
+// branch (which returns the workspace itself).
 inline GM_ADDR& TwinSysWorkspace() {
     static GM_ADDR p = nullptr;
     return p;
@@ -147,6 +149,12 @@ inline void YieldCore(int idx) {
 inline void SoftSyncAll(const AscendC::GlobalTensor<int32_t>& gm, const TensorRef& ub, int32_t usedCores) {
     const char* api = "SyncAll";
     CoreState& c = Core();
+    RequireNotOnVectorCore(api, "AI Cores and Vector Cores are scheduled as different tasks, so no inter-core "
+                                "synchronisation (guide 如何在矢量编程时启用Vector-Core.md)");
+    if (Rt().socCores > 0 && c.num > Rt().socCores)
+        Fault(api, "blockDim %d exceeds the %d cores of the SoC: the device runs %d blocks at once and starts the "
+                   "others as blocks end, so blocks waiting in SyncAll wait for blocks that never start (a hang)",
+              c.num, Rt().socCores, Rt().socCores);
     AscendC::GetTPipePtr();  // the devkit's implementation fetches event IDs from the live TPipe
     if (usedCores < 0 || usedCores > c.num)
         Fault(api, "usedCores %d is outside 0..GetBlockNum() = %d", usedCores, c.num);
@@ -252,7 +260,7 @@ inline void SetSysWorkspace(GM_ADDR workspace) { TwinSysWorkspace() = workspace;
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
     (void)workspace;
     if (TwinSysWorkspace() == nullptr) twin::Fault("GetUserWorkspace", "no system workspace was set (SetSysWorkspace)");
-    return TwinSysWorkspace() + kTwinReservedWorkspace;
+    return TwinSysWorkspace() + twin::kReservedWorkspace;
 }
 
 template <bool isAIVOnly = true>

@@ -58,6 +58,25 @@ constexpr bool KernelTypeAllowed(AscendC::KernelMetaType t) {
            t == KERNEL_TYPE_MIX_AIC_1_0 || t == KERNEL_TYPE_MIX_AIC_1_1 || t == KERNEL_TYPE_MIX_AIC_1_2;
 }
 
+// KERNEL_TASK_TYPE(_DEFAULT) at run time: the type this launch's kernel runs as.
+inline void DeclareKernelType(AscendC::KernelMetaType t, bool forKey) {
+    static bool keyed = false;  // a key's own type was declared in this launch (it wins over the default)
+    Runtime& r = Rt();
+    if (r.kernelType < 0) keyed = false;
+    if (forKey || !keyed) r.kernelType = static_cast<int32_t>(t);
+    keyed = keyed || forKey;
+}
+
+// NpuArch 2002 with KERNEL_TYPE_MIX_VECTOR_CORE: the kernel also runs on the 310P Vector Cores (and the AI Cores run
+// as Vector Cores: guide 如何在矢量编程时启用Vector-Core.md), whose build lacks what the devkit compiles out under
+// __DAV_M200_VEC__ (impl/basic_api/dav_m200/kernel_operator_data_copy_impl.h: UB->UB DataCopy) and the inter-core
+// synchronisation (the same guide: IBSet, IBWait, SyncAll are not supported with the Vector Core).
+inline void RequireNotOnVectorCore(const char* api, const char* why) {
+    if (kArch == 2002 && Rt().kernelType == static_cast<int32_t>(AscendC::KERNEL_TYPE_MIX_VECTOR_CORE))
+        Fault(api, "not supported on the Atlas inference (310P) Vector Core, where KERNEL_TYPE_MIX_VECTOR_CORE also "
+                   "runs this kernel: %s", why);
+}
+
 // GET_TILING_DATA reads the struct from the tiling GM buffer; the host must have passed at least sizeof(struct).
 template <typename T> inline void ReadTiling(T* out, const uint8_t* tiling) {
     static_assert(std::is_trivially_copyable<T>::value, "tiling data must be trivially copyable");
@@ -73,10 +92,15 @@ template <typename T> inline void ReadTiling(T* out, const uint8_t* tiling) {
 
 }  // namespace twin
 
+// The kernel type also holds at run time: a key's own KERNEL_TASK_TYPE wins over the default for that tiling key.
 #define KERNEL_TASK_TYPE_DEFAULT(value)                                                                               \
     static_assert(::twin::KernelTypeAllowed(::AscendC::value),                                                        \
-                  "KERNEL_TASK_TYPE_DEFAULT(" #value ") is not supported on this NpuArch")
-#define KERNEL_TASK_TYPE(key, value) KERNEL_TASK_TYPE_DEFAULT(value)
+                  "KERNEL_TASK_TYPE_DEFAULT(" #value ") is not supported on this NpuArch");                            \
+    ::twin::DeclareKernelType(::AscendC::value, false)
+#define KERNEL_TASK_TYPE(key, value)                                                                                  \
+    static_assert(::twin::KernelTypeAllowed(::AscendC::value),                                                        \
+                  "KERNEL_TASK_TYPE(" #key ", " #value ") is not supported on this NpuArch");                          \
+    if (TILING_KEY_IS(key)) ::twin::DeclareKernelType(::AscendC::value, true)
 
 #define REGISTER_TILING_DEFAULT(tilingStruct) using TwinDefaultTiling = tilingStruct
 #define REGISTER_TILING_FOR_TILINGKEY(expr, tilingStruct)

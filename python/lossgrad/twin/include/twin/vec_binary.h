@@ -41,19 +41,23 @@ template <typename T> constexpr bool kDuplicateOk =
                            uint64_t>
                   : kOneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>;
 
-// IEEE semantics of the vector unit as the twin models it (Inf/NaN mode): NaN propagates through Max/Min.
-template <typename C> inline C VMax(C a, C b) {
+// Max/Min with exactly one NaN operand: whether the vector unit returns NaN or the other operand is not documented
+// (the Max/Min/Maxs/Mins docs are silent; hicann/ops-nn arch35 kernels disagree: celu_v2.h reports a NaN that "leaked
+// through Mins", fast_gelu_v2.h clamps with Mins/Maxs to drop one), so it is the open question Q_NAN_IN_MAX_MIN.
+template <typename C> inline C VMaxMin(C a, C b, bool max) {
     if constexpr (std::is_floating_point<C>::value) {
-        if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
+        if (std::isnan(a) || std::isnan(b)) {
+            if (std::isnan(a) && std::isnan(b)) return a;
+            if (Alternative(Q_NAN_IN_MAX_MIN, "Max/Min with one NaN operand, whose result public sources do not "
+                                              "establish"))
+                return std::isnan(a) ? b : a;
+            return std::numeric_limits<C>::quiet_NaN();
+        }
     }
-    return a > b ? a : b;
+    return max ? (a > b ? a : b) : (a < b ? a : b);
 }
-template <typename C> inline C VMin(C a, C b) {
-    if constexpr (std::is_floating_point<C>::value) {
-        if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
-    }
-    return a < b ? a : b;
-}
+template <typename C> inline C VMax(C a, C b) { return VMaxMin(a, b, true); }
+template <typename C> inline C VMin(C a, C b) { return VMaxMin(a, b, false); }
 
 // Integer division by zero (or INT_MIN / -1) has no defined result; on the host it would kill the process.
 template <typename C> inline C VDiv(C a, C b) {

@@ -1,7 +1,10 @@
 // Brcb (基础API/数据填充/Brcb): each repeat reads 8 consecutive src elements and fills one 32-byte dst block with each
 // (block j of repeat r at dst block r * dstRepStride + j * dstBlkStride). Not on NpuArch 1001; dtypes per the doc.
 // Checked: dstBlkStride 0 (undefined on the device), src/dst overlap (forbidden), dst blocks written twice by one
-// call (the write order is not documented), repeatTime 0 (a NOP on 2201/2002, a fault on 3510 like every count 0).
+// call (the write order is not documented), repeatTime 0 (a NOP on 2201/2002, a fault on 3510 like every count 0),
+// 2002's uint16_t offsets. The strides are uint16_t in BrcbRepeatParams and in the vbrcb intrinsic (asc-devkit
+// impl/c_api/instr_impl/npu_arch_2201/vector_compute_impl/asc_brcb_impl.h), the full range the twin accepts on
+// 2201/3510 (docs/twin.md, "Brcb repeat strides").
 #pragma once
 
 #include "vec_common.h"
@@ -67,6 +70,21 @@ inline void BrcbB16Behind(uint32_t dstAddr, uint8_t repeatTime, const AscendC::B
         std::copy(init.begin(), init.end(), c.init.begin() + lo);
     }
 }
+// NpuArch 2002 builds Brcb from software loops that keep element offsets in uint16_t (asc-devkit impl/basic_api/
+// dav_m200/kernel_operator_vec_brcb_impl.h): dstBlkStride 1 runs a transpose per repeat at dstOffset, which
+// accumulates dstRptEle = 32 / sizeof(T) * dstRepStride; a larger dstBlkStride duplicates block by block at
+// i * dstRptEle + j * dstblkEle (int arithmetic, but both factors are uint16_t). A wrapped offset writes elsewhere:
+// the twin faults instead. (2201 passes the uint16_t strides to the vbrcb instruction, 3510 computes in int32.)
+inline void Brcb2002Limits(const char* api, uint32_t elemBytes, uint8_t repeatTime, const AscendC::BrcbRepeatParams& p) {
+    const uint64_t perBlock = kBlock / elemBytes;
+    const uint64_t rptEle = perBlock * p.dstRepStride, blkEle = perBlock * p.dstBlkStride;
+    const uint64_t lastOffset = p.dstBlkStride <= 1 ? (repeatTime - 1ull) * rptEle : 0;
+    if (rptEle > 0xFFFF || blkEle > 0xFFFF || lastOffset > 0xFFFF)
+        Fault(api, "NpuArch 2002's Brcb keeps element offsets in uint16_t (impl/basic_api/dav_m200/"
+                   "kernel_operator_vec_brcb_impl.h): dstRepStride %u, dstBlkStride %u over %u repeats reach element "
+                   "offset %llu, which wraps", p.dstRepStride, p.dstBlkStride, repeatTime,
+              (unsigned long long)std::max({rptEle, blkEle, lastOffset}));
+}
 }  // namespace twin
 
 namespace AscendC {
@@ -97,9 +115,19 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uin
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
         twin::Fault(api, "dst blocks overlap (dstBlkStride %u, dstRepStride %u): one call writes a block twice",
                     repeatParams.dstBlkStride, repeatParams.dstRepStride);
+    const bool scalarPath = twin::kArch == 2002 && repeatParams.dstBlkStride > 1;
+    if (twin::kArch == 2002) twin::Brcb2002Limits(api, sizeof(T), repeatTime, repeatParams);
     if (twin::kArch == 2002 && sizeof(T) == 2 && repeatParams.dstBlkStride == 1) twin::BrcbB16Behind(d.addr,
                                                                                      repeatTime, repeatParams);
-    twin::UbRead(api, "src", twin::P_V, s.addr, static_cast<uint32_t>(srcBytes));
+    if (scalarPath) {  // 2002's strided form: the scalar unit reads src after waiting for every pipe, then S->V
+        twin::RequireTPipe(api, "impl/basic_api/dav_m200/kernel_operator_vec_brcb_impl.h BrcbImpl");
+        for (int p : {twin::P_MTE2, twin::P_V, twin::P_MTE3}) twin::Receive(twin::P_S, twin::Signal(p, api), api);
+        twin::UbRead(api, "src", twin::P_S, s.addr, static_cast<uint32_t>(srcBytes));
+        twin::NextOp(twin::P_S);
+        twin::Receive(twin::P_V, twin::Signal(twin::P_S, api), api);
+    } else {
+        twin::UbRead(api, "src", twin::P_V, s.addr, static_cast<uint32_t>(srcBytes));
+    }
     std::vector<T> in(static_cast<size_t>(repeatTime) * 8);
     std::memcpy(static_cast<void*>(in.data()), twin::UbPtr<T>(s.addr), srcBytes);
     for (size_t k = 0; k < blocks.size(); ++k) {

@@ -174,6 +174,12 @@ inline void CompareToCmpMask(const AscendC::LocalTensor<T>& src0, const AscendC:
     const char* api = "Compare(CMPMASK)";
     RequireCmpMode<T>(api, mode);
     if (Core().vmask.counter) Fault(api, "counter mode is not modelled for the CMPMASK form (one repeat)");
+    // NpuArch 3510 builds it from register compares framed by its own S->V and V->S flags on IDs from the TPipe
+    // (impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h VcmpImpl without dst).
+    if (kArch == 3510) {
+        RequireTPipe(api, "impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h VcmpImpl");
+        Receive(P_V, Signal(P_S, api), api);
+    }
     L0Geometry g = ResolveL0(api, isSetMask, bits, count, 1, sizeof(T));
     std::array<L0Operand, 2> srcs{L0Op("src0", src0, p.src0BlkStride, p.src0RepStride),
                                   L0Op("src1", src1, p.src1BlkStride, p.src1RepStride)};
@@ -196,6 +202,7 @@ inline void CompareToCmpMask(const AscendC::LocalTensor<T>& src0, const AscendC:
     Core().vmask.cmpValid = true;
     NextOp(P_V);
     CountApi(api, 1, g.lanes, DtypeCode<T>());
+    if (kArch == 3510) Receive(P_S, Signal(P_V, api), api);
 }
 
 // Selection bit of element i in repeat r (E lanes per repeat) for each mode.
@@ -218,6 +225,28 @@ inline void RequireSelScalarMode(const char* api, AscendC::SELMODE mode) {
         Fault(api, "a scalar src1 needs SELMODE::VSEL_TENSOR_SCALAR_MODE, not %s", SelModeName(mode));
 }
 
+// What Select does before its vsel on 2201/2002/1001 (asc-devkit impl/basic_api/dav_c220, dav_m200, dav_c100
+// kernel_operator_vec_cmpsel_impl.h, VselIntrinsicsImplPre / VselImpl): SELMODE 0 loads the mask into CMPMASK
+// (set_cmpmask reads selMask now); SELMODE 1/2 on 2201/2002 stage the scalar or the mask's address through the
+// reserved scratch at TMP_UB_OFFSET (a Duplicate, then set_cmpmask reads it). Each step ends with
+// PipeBarrier<PIPE_V>, so every earlier vector instruction (an earlier Select's use of the scratch included) is
+// complete before the vsel, which reads src0, src1 and selMask (modes 1/2; the caller reads it after the sources, so
+// the event log's two source operands are vsel's: mode 1 src0 and the mask, mode 2 src0 and src1) and writes dst.
+// 3510 orders PIPE_V in hardware (its Select is a register-level sequence). Returns whether selMask is still to read.
+inline bool SelectPrologue(const char* api, AscendC::SELMODE mode, uint32_t maskAddr, uint32_t maskBytes) {
+    const bool mode0 = mode == AscendC::SELMODE::VSEL_CMPMASK_SPR;
+    if (mode0) UbRead(api, "selMask", P_V, maskAddr, maskBytes);
+    if (kArch == 3510) return !mode0;
+    if (!mode0) ReservedScratchWrite(api, 0, kBlock);  // the CMPMASK staging block (2201/2002: 1001 has mode 0 only)
+    BarrierPipe(P_V);
+    if (mode0) return false;
+    // The staging is complete at the barrier after it: the block's writer is taken to be the vector op before this
+    // Select (what the barrier covers), so the next Select's staging does not depend on this one's.
+    CoreState& c = Core();
+    c.blocks[kUbKernelBytes / kBlock].wseq = c.seq[P_V] - 1;
+    return true;
+}
+
 // Level-2 Select: src1 == nullptr selects against `scalar`.
 template <typename T, typename U>
 inline void Select2(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& selMask,
@@ -237,12 +266,12 @@ inline void Select2(const char* api, const AscendC::LocalTensor<T>& dst, const A
     RequireOperand(api, "dst", d, n * sizeof(T));
     RequireOperand(api, "selMask", m, readBytes);
     RequireDisjoint(api, "selMask", m.addr, readBytes, "dst", d.addr, n * sizeof(T));
-    UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(usedBytes));
+    const bool maskLater = SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(usedBytes));
     std::vector<uint8_t> bits(readBytes);
     std::memcpy(bits.data(), Core().ub.data() + m.addr, readBytes);
     std::vector<T> a = ReadOperand(api, "src0", src0, n, d.addr, n * sizeof(T)), b;
     if (src1 != nullptr) b = ReadOperand(api, "src1", *src1, n, d.addr, n * sizeof(T));
-    if ((kArch == 2201 || kArch == 2002) && !mode0) ReservedScratchWrite(api, 0, kBlock);  // CMPMASK staging
+    if (maskLater) UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(usedBytes));
     T* out = WriteOperand(api, dst, n);
     for (uint64_t i = 0; i < n; ++i)
         out[i] = SelBit(bits.data(), mode, i / lanes, static_cast<uint32_t>(i % lanes), lanes)
@@ -250,6 +279,8 @@ inline void Select2(const char* api, const AscendC::LocalTensor<T>& dst, const A
                      : (src1 != nullptr ? b[i] : scalar);
     NextOp(P_V);
     CountApi(api, repeats, n, DtypeCode<T>());
+    // the level-2 forms end with a barrier: on 2002 always, on 2201 except with a scalar src1 (VselImpl)
+    if (kArch == 2002 || (kArch == 2201 && src1 != nullptr)) BarrierPipe(P_V);
 }
 
 // Level-0 Select (mask filters lanes; masked-off dst lanes keep their values).
@@ -268,11 +299,11 @@ inline void Select0(const char* api, const AscendC::LocalTensor<T>& dst, const A
         L0Operand dop = L0Op("dst", dst, p.dstBlkStride, p.dstRepStride);
         if (dop.blk != 0 && Intersects(SortedUnion(L0Segments(dop, g)), std::vector<Seg>{Seg{m.addr, readBytes}}))
             Fault(api, "selMask overlaps dst: they must be disjoint");
-        UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(readBytes));
+        if (SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(readBytes)))
+            UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(readBytes));  // (level 0: before the sources)
         std::memcpy(bits.data(), Core().ub.data() + m.addr, readBytes);
     }
     const uint32_t lanes = g.lanes;
-    if ((kArch == 2201 || kArch == 2002) && !mode0 && g.repeats > 0) ReservedScratchWrite(api, 0, kBlock);
     L0Elementwise<T, T, NS>(api, g, L0Op("dst", dst, p.dstBlkStride, p.dstRepStride), srcs, false,
                             [&](const T* v, uint64_t r, uint32_t i) {
                                 return SelBit(bits.data(), mode, r, i, lanes) ? v[0] : (NS > 1 ? v[NS - 1] : scalar);

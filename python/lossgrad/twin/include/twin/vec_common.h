@@ -49,19 +49,26 @@ namespace twin {
 template <typename... Ts> constexpr bool kAlwaysFalse = false;
 
 // Saturation mode (310P and Atlas 910 support no other: CANN runtime aclrtFloatOverflowMode / set_device_sat_mode):
-// a float result an arithmetic or conversion instruction computes as +-Inf becomes +-MAX of the dtype, a NaN becomes
-// 0 (the rule asc-devkit docs/zh SetCtrlSpr(ISASI).md states for CTRL[48]). Data that is only moved (DataCopy,
-// Duplicate, Select, Brcb, ...) keeps its Inf/NaN.
+// a computed Inf becomes +-MAX of the dtype, a NaN becomes 0. Documented for half and bfloat16 results (asc-devkit
+// docs/zh SetCtrlSpr(ISASI).md CTRL[48]: the bit covers half/bfloat16 arithmetic and conversions; ReduceDataBlock.md's
+// half example); for float32 the sources disagree (the runtime docs name no dtype, CTRL[48] excludes float and
+// ReduceDataBlock.md says float supports only the non-saturating mode), so a float32 Inf/NaN result is the open
+// question Q_FLOAT32_SATURATION (docs/twin.md). Data that is only moved (DataCopy, Duplicate, Select, Brcb, ...)
+// keeps its Inf/NaN.
 template <typename T> inline T Saturate(T v) {
     if constexpr (kSaturation && (std::is_same<T, float>::value || std::is_same<T, half>::value ||
                                   std::is_same<T, bfloat16_t>::value)) {
         const double d = ToDouble(v);
-        if (std::isnan(d)) return FromDouble<T>(0.0);
-        if (std::isinf(d)) {
-            const double mx = std::is_same<T, float>::value ? kFloat.maxFinite
-                              : std::is_same<T, half>::value ? kHalf.maxFinite : kBf16.maxFinite;
-            return FromDouble<T>(d > 0 ? mx : -mx);
+        if (!std::isnan(d) && !std::isinf(d)) return v;
+        if constexpr (std::is_same<T, float>::value) {
+            if (Alternative(Q_FLOAT32_SATURATION, "a float32 result is Inf or NaN in saturation mode, where public "
+                                                  "sources do not establish whether float32 saturates"))
+                return v;
         }
+        if (std::isnan(d)) return FromDouble<T>(0.0);
+        const double mx = std::is_same<T, float>::value ? kFloat.maxFinite
+                          : std::is_same<T, half>::value ? kHalf.maxFinite : kBf16.maxFinite;
+        return FromDouble<T>(d > 0 ? mx : -mx);
     }
     return v;
 }

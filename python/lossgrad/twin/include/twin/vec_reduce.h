@@ -56,6 +56,10 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     twin::RequireCount(api, n);
     if (!userMask) twin::Level2MaskReset(api);
     if (n == 0) return;
+    if (twin::kArch != 3510)
+        twin::RequireTPipe(api, twin::kArch == 2201 ? "impl/basic_api/dav_c220/kernel_operator_vec_reduce_impl.h "
+                                                      "ReduceSumImpl"
+                                                    : "impl/basic_api/kernel_operator_vec_reduce_intf_impl.h ReduceSum");
     constexpr uint32_t lanes = twin::kRepeat / sizeof(T), perBlock = twin::kBlock / sizeof(T);
     const uint64_t firstMaxRepeat = std::max<uint64_t>(1, static_cast<uint64_t>(n) / lanes);
     const uint64_t tmpBytes = (firstMaxRepeat + perBlock - 1) / perBlock * perBlock * sizeof(T);
@@ -139,6 +143,10 @@ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     twin::Level2MaskReset(api);
     if (count == 0) return;
     constexpr uint32_t lanes = twin::kRepeat / sizeof(T), perBlock = twin::kBlock / sizeof(T);
+    // Only one repeat with its index (ReduceImplWithIndex's repeatTimes == 1 branch) takes no event IDs.
+    if (twin::kArch != 3510 && !(calIndex && static_cast<uint32_t>(count) <= lanes))
+        twin::RequireTPipe(api, "impl/basic_api/dav_c220, dav_m200, dav_c100 kernel_operator_vec_reduce_impl.h "
+                                "ReduceImplNoIndex/ReduceImplThirdStep/ReduceTailCompute");
     const uint64_t n = static_cast<uint64_t>(count), srcBytes = n * sizeof(T);
     const uint32_t dstBytes = static_cast<uint32_t>((calIndex ? 2 : 1) * sizeof(T));
     const twin::TensorRef& d = dst.TwinRef();
