@@ -207,7 +207,7 @@ def test_every_row_is_checked_before_anything_runs(tmp_path: Path, capsys: Any) 
 
 
 @pytest.mark.parametrize("content,needle", [
-    (bytes(range(256)) * 4, "NUL bytes"),
+    (bytes(range(256)) * 4, "t.csv:1: a NUL byte"),
     (b"op,soc\n\xff\xfe\xfa,x\n", "not UTF-8"),
     (",".join(CSV_COLUMNS).encode() + b"\n\"" + b"x" * 200_000 + b"\"\n", "not a readable CSV table"),
 ])

@@ -53,11 +53,11 @@ def _interrupt(proc: subprocess.Popen) -> tuple[float, str]:
 
 
 def _cache_is_clean(cache: Path) -> None:
-    """No partial library and no temporary build directory: only finished libraries and lock files."""
+    """No partial library and no temporary build directory: only finished libraries, their digests and lock files."""
     for d in (cache / "twin").iterdir():
         if d.name == "pch":
             continue
-        leftovers = [p.name for p in d.iterdir() if p.name != ".lock" and not p.name.endswith(".so")]
+        leftovers = [p.name for p in d.iterdir() if p.name != ".lock" and not p.name.endswith((".so", ".so.sha256"))]
         assert not leftovers, f"{d}: {leftovers}"
 
 
