@@ -22,7 +22,6 @@ __all__ = ["TwinRun", "run_twin", "device_allocation", "check_padding", "PADDING
 
 UNWRITTEN = 0xFF  # output bytes start as NaN patterns, so an element the kernel never writes cannot pass
 PADDING = 0xA5  # the allocation's bytes past the output (device_allocation): any change is a fault
-LONG_RUN_ELEMENTS = 1 << 22  # a launch this large takes a second or more on the twin: it is announced
 # "on" (default) models bisheng --cce-auto-sync=on, CANN's default and what the project's builds use; "off" demands
 # every S<->V/MTE2/MTE3 synchronisation in the kernel source. `lossgrad verify --auto-sync` sets it.
 AUTO_SYNC_ENV = "LOSSGRAD_TWIN_AUTO_SYNC"
@@ -66,22 +65,20 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False) ->
             # Built here first only to name the kernel in the progress notice; run_kernel's build is then a hit.
             build(source, name, len(call.op.kernel_inputs) + 3, call.soc,
                   label=codegen.bundle_label(call.op, args.dtypes))
-    elements = int(np.prod(call.iter_shape))
-    if elements >= LONG_RUN_ELEMENTS:  # after the compile's own notice
-        progress.notice(f"running {codegen.bundle_label(call.op, args.dtypes)} on {call.soc.name}, {elements:,} "
-                        "elements...")
+    # A launch still running after a second says so itself (twin.run_kernel), naming the kernel and its size.
+    label = f"{codegen.bundle_label(call.op, args.dtypes)} ({int(np.prod(call.iter_shape)):,} elements)"
     out_bytes = int(np.prod(call.out_shape)) * call.out_dtype.np_dtype.itemsize
     device = device_allocation(out_bytes)
     device[:out_bytes] = UNWRITTEN
     gm = args.ordered(call) + [device, workspace(args.tiling.workspace_bytes), args.tiling.data]
     try:
         report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
-                            auto_sync=auto_sync, timing=timing)
+                            auto_sync=auto_sync, timing=timing, label=label)
     except FileNotFoundError:  # the kernel cache was deleted meanwhile (the README calls it safe to delete)
         with cache_space("writing a kernel source"):
             source = render()
         report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
-                            auto_sync=auto_sync, timing=timing)
+                            auto_sync=auto_sync, timing=timing, label=label)
     check_padding(device, out_bytes)
     out = device[:out_bytes].view(call.out_dtype.np_dtype).reshape(call.out_shape)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)
