@@ -80,6 +80,27 @@ def test_socs_json_names_every_part_with_sources() -> None:
             assert rec[key]["source"] and rec[key]["confidence"] in ("high", "medium", "low", "none")
 
 
+def test_socs_json_time_params_have_a_source_and_confidence_each() -> None:
+    """The time model's parameters carry the same {value, source, confidence} as every other figure."""
+    records = json.loads(CliRunner().invoke(main, ["socs", "--json"]).output)
+    for rec in records:
+        params = rec["time_params"]
+        assert isinstance(params.pop("notes"), list)
+        assert params
+        for name, fact in params.items():
+            assert set(fact) == {"value", "source", "confidence"}, (rec["name"], name)
+            assert fact["source"] and fact["confidence"] in ("high", "medium", "low", "none"), (rec["name"], name)
+
+
+def test_socs_time_prints_whole_values() -> None:
+    """Never cut at a fixed width: a curve or a table cut short would read as another value."""
+    from lossgrad.timing.params import params_for
+    out = CliRunner().invoke(main, ["socs", "--time"]).output
+    for soc in ("Ascend910B1", "Ascend310P3"):
+        for name, fact in params_for(soc).fields().items():
+            assert f"{fact.value!s}  [{fact.source}]" in out, (soc, name)
+
+
 def test_progress_is_plain_lines_in_a_log_and_a_bar_on_a_terminal() -> None:
     import io
 
