@@ -133,3 +133,12 @@ def test_gen_refuses_a_dtype_list_of_the_wrong_length(tmp_path: Path) -> None:
     assert r.exit_code == 2, r.output
     assert "grad;self;target;out" in r.output
     assert not (tmp_path / "k").exists()  # refused before anything is written
+
+
+def test_timing_doc_states_the_bandwidths_the_model_uses() -> None:
+    """docs/timing.md's parameter table gives 310P3's and 910A's chip bandwidth as the model computes them."""
+    from lossgrad.timing.params import params_for
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "timing.md").read_text()
+    (row,) = [ln for ln in doc.splitlines() if ln.startswith("| `chip_bandwidth_gbps` |")]
+    for soc in ("310P3", "910A"):
+        assert f"{soc} {params_for('Ascend' + soc).chip_bandwidth_gbps.value:g}" in row, row
