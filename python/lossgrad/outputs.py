@@ -28,15 +28,18 @@ def _new_file_mode() -> int:
 def check_target(path: str, option: str) -> None:
     """Refuse, before any work, a target that cannot be written: its directory missing or not writable, the path a
     directory, an existing file that is read-only. Raises ValueError naming the option."""
-    real = os.path.realpath(path)
-    if os.path.isdir(real):
-        raise ValueError(f"{option} {path}: is a directory; give a file name")
-    if os.path.exists(real):
-        if not os.access(real, os.W_OK):
+    try:
+        st = os.stat(path)  # through symlinks: /dev/stdout is a terminal, a pipe or a file
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise ValueError(f"{option} {path}: is a directory; give a file name")
+        if not os.access(path, os.W_OK):
             raise ValueError(f"{option} {path}: not writable")
-        if not stat.S_ISREG(os.stat(real).st_mode):
+        if not stat.S_ISREG(st.st_mode):
             return  # a device or FIFO: written as it is
-    parent = os.path.dirname(real) or "."
+    parent = os.path.dirname(os.path.realpath(path)) or "."
     if not os.path.isdir(parent):
         raise ValueError(f"{option} {path}: directory {os.path.dirname(path) or '.'} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
@@ -60,19 +63,22 @@ def _fill(fd: int, tmp: str, write: Callable[[str], None], mode: int) -> None:
 def write_replace(path: str, write: Callable[[str], None]) -> None:
     """Write the file at `path` (after symlinks) whole or not at all: `write(name)` writes a temporary file beside
     it, which is renamed over it. A special file (/dev/stdout, a FIFO) is written directly instead."""
-    real = os.path.realpath(path)
     try:
-        st = os.stat(real)
+        st = os.stat(path)  # through symlinks
     except FileNotFoundError:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        write(real)
+        write(path)
         return
+    real = os.path.realpath(path)  # a symlink's target is replaced, the link stays
     mode = stat.S_IMODE(st.st_mode) if st is not None else _new_file_mode()
     fd, tmp = _temporary(real)
     try:
         _fill(fd, tmp, write, mode)
         os.replace(tmp, real)
+    except OSError as exc:
+        _unlink(tmp)
+        raise _naming(exc, path) from None
     except BaseException:
         _unlink(tmp)
         raise
@@ -86,7 +92,10 @@ def write_new(path: str, write: Callable[[str], None]) -> None:
         raise FileExistsError(errno.EEXIST, f"{path} exists; choose a new file name (nothing is overwritten)")
     fd, tmp = _temporary(os.path.abspath(path))
     try:
-        _fill(fd, tmp, write, _new_file_mode())
+        try:
+            _fill(fd, tmp, write, _new_file_mode())
+        except OSError as exc:
+            raise _naming(exc, path) from None
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -110,6 +119,11 @@ def _copy_exclusive(src: str, path: str) -> None:
     except BaseException:
         _unlink(path)
         raise
+
+
+def _naming(exc: OSError, path: str) -> OSError:
+    """The error as the user's file's: never the name of a temporary file they did not ask for."""
+    return type(exc)(exc.errno, exc.strerror or str(exc), path) if exc.errno is not None else exc
 
 
 def _unlink(path: str) -> None:

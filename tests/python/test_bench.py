@@ -227,3 +227,36 @@ def test_the_roofline_chart_names_and_pairs_every_point(tmp_path: Path, monkeypa
     key = "".join(t.get_text() for t in fig.texts)
     assert "KL self broadcast (KL sums back)  [Ascend310P3" in key and "x" in key
     plt.close(fig)
+
+
+def test_outputs_write_special_files_as_they_are(tmp_path: Path) -> None:
+    """`--trace /dev/stdout` (as root it used to replace /dev/stdout with a regular file): a FIFO stands in here."""
+    import threading
+
+    from lossgrad.outputs import check_target, write_replace
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    check_target(str(fifo), "--trace")
+    write_replace(str(fifo), lambda p: Path(p).write_text("{}"))
+    reader.join(timeout=10)
+    assert got == ["{}"] and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_failed_output_names_the_users_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from lossgrad.outputs import write_replace
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as info:
+        write_replace(str(tmp_path / "t.json"), lambda p: Path(p).write_text("{}"))
+    assert info.value.filename == str(tmp_path / "t.json") and info.value.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []

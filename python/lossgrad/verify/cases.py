@@ -15,6 +15,7 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -206,6 +207,7 @@ def parse_int(text: str) -> int:
 _BRACKETS = {"(": ")", "[": "]"}
 
 
+@lru_cache(maxsize=4096)  # a large case table repeats a few shapes thousands of times
 def parse_shape(text: str) -> Shape:
     """"(2, 3)", "2,3", "[2,3]", "(4,)" -> the dims; "()", "[]" or "" -> (). One pair of matching brackets at
     most, dimensions separated by single commas (one trailing comma allowed, as in Python's "(4,)"): "(4,,5)", ",",
