@@ -1,4 +1,4 @@
-"""The `lossgrad` command line: verify (the main job), tiling, gen, socs, bench, build.
+"""The `lossgrad` command line: verify (the main job), tiling, gen, socs, bench, build, cache.
 
 Every user error ends the command with one line on stderr (under --json, one JSON object on stdout instead) and
 exit status 2 for a usage error (bad options, a bad case table, an invalid call), 1 for a failure (missing CANN or
@@ -204,7 +204,7 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     from .runners.twin import AUTO_SYNC_ENV
     os.environ[AUTO_SYNC_ENV] = auto_sync  # read by the twin runner of every case (threads and workers alike)
     from .runners import require_backend
-    from .verify import default_cases, read_csv, run_cases, summary_json, worst, write_csv
+    from .verify import default_cases, read_csv, run_cases, summary_json, worst
     from .verify.run import note_writer
     from .verify.cases import CaseTableError, printable
 

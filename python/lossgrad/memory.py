@@ -9,7 +9,6 @@ memory.limit_in_bytes, for the process's cgroup and every ancestor) and RLIMIT_A
 from __future__ import annotations
 
 import math
-import os
 import resource
 from pathlib import Path
 

@@ -8,7 +8,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .. import codegen, progress
+from .. import codegen
 from ..dtypes import DType
 from ..registry import get_op
 from ..tiling import TilingPlan

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import hashlib
-import os
 import tempfile
 import threading
 import time
