@@ -416,8 +416,6 @@ PLOT_EXTRA_MESSAGE = ("--plot needs matplotlib, the optional extra: pip install 
                       "(or pip install matplotlib)")
 
 
-OP_SHORT = {"l1_loss_backward": "L1", "mse_loss_backward": "MSE", "smooth_l1_loss_backward": "SmoothL1",
-            "kl_div_backward": "KL"}
 _SOC_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _OP_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")        # points: one colour per op
 _LINE_STYLES = (("black", "--"), ("tab:brown", "-."), ("tab:gray", ":"), ("tab:olive", "--"), ("tab:cyan", "-."),
@@ -488,7 +486,7 @@ def plot_roofline(rows: Sequence[Row], path: str, fmt: str | None = None) -> Non
     socs = list(dict.fromkeys(r.soc for r in timed))
     colour = {op: _OP_COLOURS[i % len(_OP_COLOURS)] for i, op in enumerate(ops)}
     marker = {soc: _SOC_MARKERS[i % len(_SOC_MARKERS)] for i, soc in enumerate(socs)}
-    key_lines = [f"{i + 1:>3}  {OP_SHORT.get(r.op, r.op)} {r.scenario.strip()}  [{r.soc}, "
+    key_lines = [f"{i + 1:>3}  {get_op(r.op).template} {r.scenario.strip()}  [{r.soc}, "
                  f"{'/'.join(dict.fromkeys(r.dtypes))}]  x{r.aclnn.time_us / r.ours.time_us:.2f}"
                  for i, r in enumerate(timed)]
     height = max(7.5, 0.13 * len(timed) + 1.5)
@@ -521,7 +519,7 @@ def plot_roofline(rows: Sequence[Row], path: str, fmt: str | None = None) -> Non
     ax.set_ylabel("modelled time (us, twin time model)")
     ax.set_title("Roofline: our kernel (filled) vs aclnn's composition (hollow), joined per case")
     ax.grid(True, which="both", alpha=0.25)
-    op_handles = [Line2D([], [], color=colour[op], marker="o", linestyle="", label=OP_SHORT.get(op, op))
+    op_handles = [Line2D([], [], color=colour[op], marker="o", linestyle="", label=get_op(op).template)
                   for op in ops]
     soc_handles = [Line2D([], [], color="black", marker=marker[s], linestyle="", markerfacecolor="white",
                           label=s) for s in socs]

@@ -225,7 +225,7 @@ def test_the_roofline_chart_names_and_pairs_every_point(tmp_path: Path, monkeypa
     markers = {coll.get_paths()[0].vertices.shape for coll in ax.collections}
     assert len(markers) == 2  # circles and squares: one marker per SoC
     key = "".join(t.get_text() for t in fig.texts)
-    assert "KL self broadcast (KL sums back)  [Ascend310P3" in key and "x" in key
+    assert "kl_div self broadcast (KL sums back)  [Ascend310P3" in key and "x" in key
     plt.close(fig)
 
 
