@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from . import dtypes as dt
 from .dtypes import DType
 from .golden import aclnn_kernel_dtype
 from .profile import Profile, profile
+from .progress import muted
 from .registry import (KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, OPS, SMOOTH_L1_LOSS_BACKWARD, OpSpec,
                        OutputShape, Promotion, get_op)
 from .socs import DEFAULT_SOC, get_soc
@@ -214,18 +215,122 @@ def _kernel_attrs(call: Call) -> dict[str, Any]:
 
 
 def run_case(op: "str | OpSpec", scenario: str, arrays: Sequence[np.ndarray], reduction: Any, soc: str,
-             timing: bool = True, **attrs: Any) -> Row:
+             timing: bool = True, progress: "Progress | None" = None, **attrs: Any) -> Row:
+    """One row: our kernel, then aclnn's composition for the same call. `progress(side)` is told which side starts
+    ("ours", then "aclnn composition")."""
     spec = get_op(op)
-    ours = profile(spec, *arrays, reduction, soc=soc, timing=timing, **attrs)
-    call = ours.call
-    assert call is not None
-    m = _measure(ours)
+    with muted():  # the caller reports progress (bench's own lines); compiles and launches stay quiet
+        if progress is not None:
+            progress("ours")
+        ours = profile(spec, *arrays, reduction, soc=soc, timing=timing, **attrs)
+        call = ours.call
+        assert call is not None
+        if ours.block_dim == 0:
+            raise BenchError(f"{spec.name} ({scenario}, {soc}): aclnn returns before launching (an empty tensor): "
+                             "nothing to time")
+        m = _measure(ours)
+        if progress is not None:
+            progress("aclnn composition")
+        aclnn = aclnn_composition(call, timing=timing)
     return Row(op=spec.name, scenario=scenario, soc=call.soc.name,
                shapes=tuple(tuple(a.shape) for a in arrays),  # type: ignore[arg-type]
                dtypes=tuple(dt.from_numpy(a.dtype).label for a in arrays),  # type: ignore[arg-type]
                elements=max(1, math.prod(call.iter_shape)),
                roofline_us=None if ours.timing is None else ours.timing.roofline_us,
-               ours=m, aclnn=aclnn_composition(call, timing=timing))
+               ours=m, aclnn=aclnn)
+
+
+class BenchError(ValueError):
+    """A bench case that cannot be timed (it launches nothing); the message names the op, scenario and SoC."""
+
+
+Progress = Callable[[str], None]  # told what starts: "ours" or "aclnn composition"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bench row to run: an op's call with these shapes and dtypes on a SoC."""
+
+    op: OpSpec
+    scenario: str
+    shapes: Shapes
+    dtypes: tuple[DType, DType, DType]
+    reduction: Any
+    soc: str
+
+    def label(self) -> str:
+        return f"{self.soc} {self.op.name} {self.scenario.strip()}"
+
+
+def default_cases(ops: list[str] | None = None, elements: int = DEFAULT_ELEMENTS, soc: str = DEFAULT_SOC,
+                  dtype: DType = DType.FLOAT32, reduction: Any = "none", grad_dtype: DType | None = None
+                  ) -> list[Case]:
+    """One case per op and built-in scenario. `grad_dtype` gives gradOutput another dtype (a mixed-dtype call)."""
+    cases = []
+    for name in ops or list(OPS):
+        op = get_op(name)
+        if grad_dtype is not None and grad_dtype != dtype and op.promotion is Promotion.SAME_AS_SELF:
+            continue  # MSE accepts no mixed dtypes
+        for scenario, shapes in scenarios(op, elements).items():
+            cases.append(Case(op, scenario, shapes, (grad_dtype or dtype, dtype, dtype), reduction, soc))
+    return cases
+
+
+def shape_cases(shape_sets: Iterable[Shapes], ops: list[str] | None = None, soc: str = DEFAULT_SOC,
+                dtype: DType = DType.FLOAT32, reduction: Any = "none") -> list[Case]:
+    """One case per user-given (grad, self, target) shapes and op."""
+    cases = []
+    for shapes in shape_sets:
+        label = " ".join(str(tuple(s)) for s in shapes)
+        for name in ops or list(OPS):
+            cases.append(Case(get_op(name), label, shapes, (dtype,) * 3, reduction, soc))
+    return cases
+
+
+def stress_cases(ops: list[str] | None = None, soc: str = DEFAULT_SOC, dtype: DType = DType.FLOAT32) -> list[Case]:
+    """The stress cases (STRESS), each followed by the same op's call without broadcast and with as many
+    elements."""
+    cases = []
+    wanted = {get_op(o).name for o in ops} if ops else None
+    for op, label, shapes in STRESS:
+        if wanted is not None and op.name not in wanted:
+            continue
+        reduction = "sum" if op.output_shape is OutputShape.SELF else "none"  # KL: sum back to self's shape
+        cases.append(Case(op, label, shapes, (dtype,) * 3, reduction, soc))
+        n = math.prod(np.broadcast_shapes(*shapes))
+        cases.append(Case(op, f"  same-shape call, {n} elements", ((n,), (n,), (n,)), (dtype,) * 3, "none", soc))
+    return cases
+
+
+def check(cases: Sequence[Case]) -> None:
+    """Validate every case before any runs (on shape-only arrays: no memory, no kernel): a call aclnn refuses raises
+    its LossGradError naming the op, scenario and SoC, and a call that launches nothing (aclnn returns at once for
+    empty tensors: no modelled time) raises BenchError. A long run never stops half-way on one of these."""
+    from .errors import LossGradError
+
+    for c in cases:
+        arrays = [np.broadcast_to(np.zeros((), d.np_dtype), s) for d, s in zip(c.dtypes, c.shapes)]
+        try:
+            call = validate(c.op, *arrays, c.reduction, soc=c.soc)
+        except LossGradError as exc:
+            raise LossGradError(exc.code, f"{c.op.name} refuses {c.scenario.strip()} on {c.soc}: {exc.message}"
+                                ) from None
+        if not call.launch:
+            raise BenchError(f"{c.op.name} launches no kernel for {c.scenario.strip()} on {c.soc} (aclnn returns "
+                             "before launching for empty tensors): nothing to time")
+
+
+def run_cases(cases: Sequence[Case], timing: bool = True,
+              progress: "Callable[[Case, str], None] | None" = None) -> list[Row]:
+    """Run checked cases in order, one row each; `progress(case, side)` is told what starts. Input values are drawn
+    from one generator seeded 0 per call, so the same cases give the same rows."""
+    rows: list[Row] = []
+    rng = np.random.default_rng(0)
+    for c in cases:
+        arrays = _arrays(c.shapes, c.dtypes, rng)
+        tell = None if progress is None else (lambda side, c=c: progress(c, side))
+        rows.append(run_case(c.op, c.scenario, arrays, c.reduction, c.soc, timing, progress=tell))
+    return rows
 
 
 def _arrays(shapes: Shapes, kinds: Sequence[DType], rng: np.random.Generator) -> list[np.ndarray]:
@@ -236,56 +341,36 @@ def run(ops: list[str] | None = None, elements: int = DEFAULT_ELEMENTS, soc: str
         dtype: DType = DType.FLOAT32, reduction: str = "none", grad_dtype: DType | None = None,
         timing: bool = True) -> list[Row]:
     """One row per op and built-in scenario. `grad_dtype` gives gradOutput another dtype (a mixed-dtype call)."""
-    rows: list[Row] = []
-    rng = np.random.default_rng(0)
-    for name in ops or list(OPS):
-        op = OPS[name]
-        if grad_dtype is not None and grad_dtype != dtype and op.promotion is Promotion.SAME_AS_SELF:
-            continue  # MSE accepts no mixed dtypes
-        for scenario, shapes in scenarios(op, elements).items():
-            arrays = _arrays(shapes, [grad_dtype or dtype, dtype, dtype], rng)
-            rows.append(run_case(op, scenario, arrays, reduction, soc, timing))
-    return rows
+    cases = default_cases(ops, elements, soc, dtype, reduction, grad_dtype)
+    check(cases)
+    return run_cases(cases, timing)
 
 
 def run_shapes(shape_sets: Iterable[Shapes], ops: list[str] | None = None, soc: str = DEFAULT_SOC,
                dtype: DType = DType.FLOAT32, reduction: str = "none", timing: bool = True) -> list[Row]:
     """One row per op and user-given (grad, self, target) shapes."""
-    rows: list[Row] = []
-    rng = np.random.default_rng(0)
-    for shapes in shape_sets:
-        label = " ".join(str(tuple(s)) for s in shapes)
-        for name in ops or list(OPS):
-            rows.append(run_case(name, label, _arrays(shapes, [dtype] * 3, rng), reduction, soc, timing))
-    return rows
+    cases = shape_cases(shape_sets, ops, soc, dtype, reduction)
+    check(cases)
+    return run_cases(cases, timing)
 
 
 def run_stress(ops: list[str] | None = None, soc: str = DEFAULT_SOC, dtype: DType = DType.FLOAT32,
                timing: bool = True) -> list[Row]:
     """The stress cases (STRESS), each beside the same op's call without broadcast and with as many elements."""
-    rows: list[Row] = []
-    rng = np.random.default_rng(0)
-    wanted = {get_op(o).name for o in ops} if ops else None
-    for op, label, shapes in STRESS:
-        if wanted is not None and op.name not in wanted:
-            continue
-        reduction = "sum" if op.output_shape is OutputShape.SELF else "none"  # KL: sum back to self's shape
-        rows.append(run_case(op, label, _arrays(shapes, [dtype] * 3, rng), reduction, soc, timing))
-        n = math.prod(np.broadcast_shapes(*shapes))
-        same = ((n,), (n,), (n,))
-        rows.append(run_case(op, f"  same-shape call, {n} elements", _arrays(same, [dtype] * 3, rng), "none", soc,
-                             timing))
-    return rows
+    cases = stress_cases(ops, soc, dtype)
+    check(cases)
+    return run_cases(cases, timing)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Timeline and chart
 # ---------------------------------------------------------------------------------------------------------------
 
-def trace_events(rows: Sequence[Row]) -> list[dict[str, Any]]:
+def trace_events(rows: Sequence[Row], zero_length: bool = False) -> list[dict[str, Any]]:
     """Chrome trace events of our launches, one after another on one time axis: a process per SoC and core, a thread
     per pipe (numeric tids named by metadata events, as Perfetto's JSON importer expects), and a 'cases' track naming
-    each launch."""
+    each launch. Zero-length events (flags and barriers the model prices at 0: more than half of a launch's events)
+    are left out unless `zero_length`."""
     from .timing.events import PIPES
 
     events: list[dict[str, Any]] = []
@@ -310,7 +395,7 @@ def trace_events(rows: Sequence[Row]) -> list[dict[str, Any]]:
         base = socs.index(r.soc) * 1000
         offset = clock[r.soc]
         for ev in t.trace():
-            if ev.get("ph") != "X":
+            if ev.get("ph") != "X" or (not zero_length and not ev.get("dur")):
                 continue
             pid = base + int(ev["pid"])
             name_process(pid, f"{r.soc} core {int(ev['pid'])}", PIPES)
@@ -331,40 +416,122 @@ PLOT_EXTRA_MESSAGE = ("--plot needs matplotlib, the optional extra: pip install 
                       "(or pip install matplotlib)")
 
 
-def plot_roofline(rows: Sequence[Row], path: str) -> None:
-    """Bytes moved against modelled time, ours and aclnn's composition, with each SoC's bandwidth line."""
+_SOC_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_OP_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red")        # points: one colour per op
+_LINE_STYLES = (("black", "--"), ("tab:brown", "-."), ("tab:gray", ":"), ("tab:olive", "--"), ("tab:cyan", "-."),
+                ("tab:pink", ":"), ("tab:purple", "--"), ("darkgoldenrod", "-."))  # rooflines: never a point colour
+
+
+def _label_points(ax: Any, rows: Sequence[Row]) -> None:
+    """Number each case at its points (ours bold, aclnn's light), each label where it overlaps no other label and
+    no marker if such a place exists nearby. Points that coincide get one label naming every case ("3,7"); an
+    aclnn point on its case's own point (a composition of the kernel alone) gets none."""
+    fig = ax.figure
+    fig.canvas.draw()  # the axes' final transform
+    px = fig.dpi / 72.0
+    to_px = ax.transData.transform
+    groups: dict[tuple[str, float, float], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault(("ours", float(r.ours.gm_bytes), float(r.ours.time_us)), []).append(i + 1)
+    for i, r in enumerate(rows):
+        key = (float(r.aclnn.gm_bytes), float(r.aclnn.time_us))
+        if key != (float(r.ours.gm_bytes), float(r.ours.time_us)):
+            groups.setdefault(("aclnn", *key), []).append(i + 1)
+    markers = [to_px((x, y)) for _, x, y in groups]
+    taken = [(mx - 4 * px, my - 4 * px, mx + 4 * px, my + 4 * px) for mx, my in markers]
+
+    def overlap(box: tuple[float, float, float, float]) -> float:
+        return sum(max(0.0, min(box[2], b[2]) - max(box[0], b[0])) * max(0.0, min(box[3], b[3]) - max(box[1], b[1]))
+                   for b in taken)
+
+    for (side, x, y), numbers in groups.items():
+        text = ",".join(map(str, numbers))
+        w, h = 0.6 * 7 * px * len(text), 7 * px * 1.2
+        cx, cy = to_px((x, y))
+        best = None
+        for dx, dy in ((5, 3), (5, -11), (-5 - w / px, 3), (-5 - w / px, -11), (-w / px / 2, 7), (-w / px / 2, -15),
+                       (9, 11), (9, -19), (-9 - w / px, 11), (-9 - w / px, -19), (14, -4), (-14 - w / px, -4)):
+            box = (cx + dx * px, cy + dy * px, cx + dx * px + w, cy + dy * px + h)
+            cost = overlap(box)
+            if best is None or cost < best[0]:
+                best = (cost, dx, dy, box)
+            if cost == 0:
+                break
+        assert best is not None
+        taken.append(best[3])
+        ax.annotate(text, (x, y), xytext=(best[1], best[2]), textcoords="offset points", fontsize=7,
+                    fontweight="bold" if side == "ours" else "normal", alpha=1.0 if side == "ours" else 0.6,
+                    zorder=4)
+
+
+def plot_roofline(rows: Sequence[Row], path: str, fmt: str | None = None) -> None:
+    """The roofline chart of a bench run, for a design review: GM bytes moved against modelled time (log-log), each
+    case numbered at its point and named in the key beside the chart (op, scenario, SoC, speedup), our kernel
+    (filled) joined to aclnn's composition for the same call (hollow) so the gap reads as a speedup, ops told apart
+    by colour and SoCs by marker, and each SoC's bandwidth roofline in a colour of its own. Cases whose points
+    coincide are labelled together ("3,7"), so no point hides another unnamed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.lines import Line2D
     except ImportError:
         raise RuntimeError(PLOT_EXTRA_MESSAGE) from None
-    timed = [r for r in rows if r.ours.time_us is not None]
+    from .timing.params import params_for
+
+    timed = [r for r in rows if r.ours.time_us is not None and r.aclnn.time_us is not None]
     if not timed:
         raise ValueError("nothing to plot: no row has a modelled time")
-    fig, ax = plt.subplots(figsize=(8, 6))
-    for marker, side, label in (("o", "ours", "ours"), ("x", "aclnn", "aclnn composition")):
-        xs = [getattr(r, side).gm_bytes for r in timed]
-        ys = [getattr(r, side).time_us for r in timed]
-        ax.scatter(xs, ys, marker=marker, label=label)
-    for soc in dict.fromkeys(r.soc for r in timed):
-        from .timing.params import params_for
+    ops = list(dict.fromkeys(r.op for r in timed))
+    socs = list(dict.fromkeys(r.soc for r in timed))
+    colour = {op: _OP_COLOURS[i % len(_OP_COLOURS)] for i, op in enumerate(ops)}
+    marker = {soc: _SOC_MARKERS[i % len(_SOC_MARKERS)] for i, soc in enumerate(socs)}
+    key_lines = [f"{i + 1:>3}  {get_op(r.op).template} {r.scenario.strip()}  [{r.soc}, "
+                 f"{'/'.join(dict.fromkeys(r.dtypes))}]  x{r.aclnn.time_us / r.ours.time_us:.2f}"
+                 for i, r in enumerate(timed)]
+    height = max(7.5, 0.13 * len(timed) + 1.5)
+    fig = plt.figure(figsize=(15, height))
+    bottom = 1.6 / height  # room for the legend under the chart
+    ax = fig.add_axes((0.07, bottom, 0.52, 0.93 - bottom))
+    # aclnn (hollow) -> ours (filled), one segment per case
+    for r in timed:
+        ax.plot([r.aclnn.gm_bytes, r.ours.gm_bytes], [r.aclnn.time_us, r.ours.time_us], color=colour[r.op],
+                alpha=0.45, linewidth=1.0, zorder=1)
+        ax.scatter([r.aclnn.gm_bytes], [r.aclnn.time_us], marker=marker[r.soc], facecolors="white",
+                   edgecolors=colour[r.op], linewidths=1.3, s=42, zorder=2)
+        ax.scatter([r.ours.gm_bytes], [r.ours.time_us], marker=marker[r.soc], color=colour[r.op], s=42, zorder=3)
+    lo = min(min(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed) / 1.5
+    hi = max(max(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed) * 1.5
+    roof_handles = []
+    for i, soc in enumerate(socs):
         bw = params_for(soc).chip_bandwidth_gbps.value
         if not bw:
             continue
-        lo = min(min(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed)
-        hi = max(max(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed)
-        xs = [lo, hi]
-        ax.plot(xs, [x / (bw * 1e3) for x in xs], linestyle="--", label=f"roofline {soc} ({bw:g} GB/s)")
+        c, style = _LINE_STYLES[i % len(_LINE_STYLES)]
+        (line,) = ax.plot([lo, hi], [lo / (bw * 1e3), hi / (bw * 1e3)], color=c, linestyle=style, linewidth=1.2,
+                          zorder=0, label=f"roofline {soc} ({bw:g} GB/s)")
+        roof_handles.append(line)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("GM bytes moved")
-    ax.set_ylabel("modelled time (us)")
-    ax.set_title("lossgrad bench: modelled time vs bytes (twin time model)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path)
+    ax.set_xlim(lo, hi)
+    _label_points(ax, timed)
+    ax.set_xlabel("GM bytes moved by the call (all launches)")
+    ax.set_ylabel("modelled time (us, twin time model)")
+    ax.set_title("Roofline: our kernel (filled) vs aclnn's composition (hollow), joined per case")
+    ax.grid(True, which="both", alpha=0.25)
+    op_handles = [Line2D([], [], color=colour[op], marker="o", linestyle="", label=get_op(op).template)
+                  for op in ops]
+    soc_handles = [Line2D([], [], color="black", marker=marker[s], linestyle="", markerfacecolor="white",
+                          label=s) for s in socs]
+    side_handles = [Line2D([], [], color="gray", marker="o", linestyle="", label="ours"),
+                    Line2D([], [], color="gray", marker="o", linestyle="", markerfacecolor="white",
+                           label="aclnn composition")]
+    ax.legend(handles=op_handles + side_handles + soc_handles + roof_handles, fontsize="small", loc="upper center",
+              bbox_to_anchor=(0.5, -0.1), ncol=4, frameon=False)
+    fig.text(0.61, 0.92, "case  (number at the points; x = speedup over aclnn's composition)", fontsize=8,
+             fontweight="bold", va="top", family="monospace")
+    fig.text(0.61, 0.895, "\n".join(key_lines), fontsize=7, va="top", family="monospace", linespacing=1.35)
+    fig.savefig(path, format=fmt)
     plt.close(fig)
 
 

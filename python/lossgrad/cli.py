@@ -1,4 +1,4 @@
-"""The `lossgrad` command line: verify (the main job), tiling, gen, socs, bench, build.
+"""The `lossgrad` command line: verify (the main job), tiling, gen, socs, bench, build, cache.
 
 Every user error ends the command with one line on stderr (under --json, one JSON object on stdout instead) and
 exit status 2 for a usage error (bad options, a bad case table, an invalid call), 1 for a failure (missing CANN or
@@ -12,15 +12,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import click
 
 from . import bench as twin_bench
-from .errors import BackendUnavailable, LossGradError
+from .errors import BackendUnavailable, LossGradError, OutputTooLarge
 from .registry import OPS, get_op
 from .runners import BACKENDS
 from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, aliases_of, get_soc, soc_record
+from .twin.build import CacheDirError
 from .verify.cases import parse_dtypes, parse_int, parse_shape
 
 USAGE_ERROR, FAILURE = 2, 1
@@ -56,9 +57,10 @@ class _Main(click.Group):
             self._fail(exc.format_message(), USAGE_ERROR, as_json, kind="usage")
         except click.ClickException as exc:
             self._fail(exc.format_message(), exc.exit_code, as_json, kind="error")
-        except click.Abort as exc:  # click's wrapping of KeyboardInterrupt, of which SIGTERM's Terminated is one
-            if type(exc.__cause__).__name__ == "Terminated":
-                self._fail("terminated (SIGTERM)", 128 + 15, as_json, kind="terminated")
+        except click.Abort as exc:  # click's wrapping of KeyboardInterrupt, of which verify's Terminated is one
+            signum = getattr(exc.__cause__, "signum", None)  # SIGTERM or SIGHUP during verify
+            if signum is not None:
+                self._fail(str(exc.__cause__), 128 + int(signum), as_json, kind="terminated")
             self._fail("interrupted", 130, as_json, kind="interrupted")
         except LossGradError as exc:  # an invalid call described by the options: aclnn's code and message
             if debug:
@@ -68,6 +70,14 @@ class _Main(click.Group):
             if debug:
                 raise
             self._fail(str(exc), FAILURE, as_json, kind="unavailable")
+        except OutputTooLarge as exc:  # a call that would not fit in memory, refused before allocating
+            if debug:
+                raise
+            self._fail(str(exc), FAILURE, as_json, kind="memory")
+        except CacheDirError as exc:  # $LOSSGRAD_CACHE unusable: the user's setting, named
+            if debug:
+                raise
+            self._fail(str(exc), USAGE_ERROR, as_json, kind="usage")
         except OSError as exc:
             if debug:
                 raise
@@ -137,6 +147,19 @@ def main(debug: bool) -> None:
     progress.enable()  # long work (kernel compiles, big twin runs) says so on stderr, into a log too
 
 
+def _given(param: str) -> bool:
+    """Whether the user gave this option of the running command (not its default)."""
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(param) not in (None, click.core.ParameterSource.DEFAULT)
+
+
+def _table_progress(path: str) -> "Callable[[int, int], None]":
+    """verify's notes while a large case table is checked (about once a second)."""
+    def show(done: int, total: int) -> None:
+        click.echo(f"lossgrad: checking {path}: {done:,} of {total:,} rows", err=True)
+    return show
+
+
 def _progress(stream):
     t0 = time.perf_counter()
 
@@ -191,10 +214,15 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     from .runners.twin import AUTO_SYNC_ENV
     os.environ[AUTO_SYNC_ENV] = auto_sync  # read by the twin runner of every case (threads and workers alike)
     from .runners import require_backend
-    from .verify import default_cases, read_csv, run_cases, summary_json, worst, write_csv
+    from .verify import default_cases, read_csv, run_cases, summary_json, worst
     from .verify.run import note_writer
-    from .verify.cases import CaseTableError
+    from .verify.cases import CaseTableError, printable
 
+    if case_file and full:
+        raise click.UsageError("--full selects the generated matrix and --cases runs a case table: give one of them")
+    if backend != "twin" and _given("auto_sync"):
+        raise click.UsageError(f"--auto-sync models bisheng's switch on the twin; --backend {backend} runs what CANN "
+                               "built (drop --auto-sync)")
     names = list(dict.fromkeys(n for group in socs for n in group)) or list(VERIFY_DEFAULT_SOCS)
     if fuzz_n is None and seed is not None:
         raise click.UsageError("--seed is the fuzz search's: give --fuzz N too")
@@ -212,7 +240,7 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
                    + ("; one in 8 also against PyTorch's autograd" if oracle else ""), err=True)
     elif case_file:
         try:
-            cases = read_csv(case_file)
+            cases = read_csv(case_file, progress=_table_progress(case_file))
         except CaseTableError as exc:
             raise click.UsageError(str(exc)) from None
         if socs:
@@ -228,13 +256,23 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
                else "--limit 0" if limit == 0 else "the --op/--soc filters select none of its cases")
         raise click.ClickException(f"no case to verify: {why}")
     if export_cases:
-        target = Path(export_cases)
-        if target.exists():
-            raise click.ClickException(f"{export_cases} exists; choose a new file name (nothing is overwritten)")
-        if not target.parent.is_dir():
-            raise click.ClickException(f"--export-cases: directory {target.parent} does not exist")
-        write_csv(cases, export_cases)
-        click.echo(f"wrote {len(cases)} cases to {export_cases}", err=True)
+        from .outputs import write_new
+        from .verify.cases import csv_text
+        text = csv_text(cases)
+        if not Path(export_cases).parent.is_dir():
+            raise click.ClickException(f"--export-cases: directory {Path(export_cases).parent} does not exist")
+
+        def write(tmp: str) -> None:
+            with open(tmp, "w", newline="") as fh:
+                fh.write(text)
+        try:
+            write_new(export_cases, write)
+        except FileExistsError as exc:
+            raise click.ClickException(str(exc.strerror)) from None
+        if as_json:
+            click.echo(json.dumps({"exported": len(cases), "path": export_cases}))
+        else:
+            click.echo(f"wrote {len(cases)} cases to {export_cases}", err=True)
         return
     backend = require_backend(backend)  # once, up front: no case runs on a backend that cannot run here
     t0 = time.perf_counter()
@@ -267,7 +305,7 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
         for r in results:
             if r.failed:
                 detail = r.error or (r.comparison.describe() if r.comparison else "")
-                click.echo(f"FAIL {r.case.id}: {detail}")
+                click.echo(f"FAIL {printable(r.case.id)}: {printable(detail)}")
         for item in shrunk:
             click.echo(fuzz.describe_shrunk(item, auto_sync))
         if summary["undetermined"]:
@@ -412,8 +450,8 @@ def socs(as_json: bool, show_time: bool) -> None:
     if show_time:
         for s in SOCS.values():
             click.echo(f"{s.name} (time model)")
-            for name, f in params_for(s).fields().items():
-                click.echo(f"  {name:<26}{f.confidence:<8}{f.value!s:.60}  [{f.source}]")
+            for name, f in params_for(s).fields().items():  # whole values: a cut one would read as another
+                click.echo(f"  {name:<26}{f.confidence:<8}{f.value!s}  [{f.source}]")
             for note in params_for(s).notes:
                 click.echo(f"  note: {note}")
         return
@@ -435,6 +473,35 @@ def socs(as_json: bool, show_time: bool) -> None:
     for key, meaning in AMBIGUOUS.items():
         click.echo(f"  {key!r} is refused as ambiguous: {meaning}")
     click.echo("Sources and confidence of every figure: lossgrad socs --json; time-model parameters: --time")
+
+
+@main.group(invoke_without_command=True)
+@click.pass_context
+def cache(ctx: click.Context) -> None:
+    """The kernel cache: where it is and what it holds (`lossgrad cache clean` empties it)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from .kernel_cache import parts
+    from .memory import format_bytes
+    from .twin.build import cache_root
+    root = cache_root()
+    found = parts(root)
+    click.echo(f"kernel cache: {root} ($LOSSGRAD_CACHE, else $XDG_CACHE_HOME/lossgrad, else ~/.cache/lossgrad)")
+    for p in found:
+        click.echo(f"  {p.name:<10}{format_bytes(p.bytes):>11}  {p.entries:>5} entries  {p.what}")
+    total = sum(p.bytes for p in found)
+    click.echo(f"  {'total':<10}{format_bytes(total):>11}  (safe to delete: `lossgrad cache clean`; rebuilt as needed)")
+
+
+@cache.command("clean")
+def cache_clean() -> None:
+    """Remove everything lossgrad cached (compiled kernels, precompiled headers, rendered sources, CANN builds)."""
+    from .kernel_cache import clean
+    from .memory import format_bytes
+    from .twin.build import cache_root
+    root = cache_root()
+    freed = clean(root)
+    click.echo(f"removed the kernel cache in {root}: {format_bytes(freed)} freed")
 
 
 def _parse_shape_triple(text: str) -> "tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]":
@@ -463,20 +530,32 @@ def _parse_shape_triple(text: str) -> "tuple[tuple[int, ...], tuple[int, ...], t
 @click.option("--shapes", "shape_sets", multiple=True,
               help="Run these shapes instead of the built-in scenarios: 'GRAD;SELF;TARGET', e.g. "
                    "'();(4096,1024);(1024,)'. Repeatable.")
-@click.option("--dtype", default="float32", show_default=True, help="Input dtype for --shapes and --scenarios stress.")
-@click.option("--reduction", default="none", show_default=True, help="Reduction for --shapes (none/mean/sum/...).")
+@click.option("--dtype", default="float32", show_default=True,
+              help="Input dtype (all three inputs). Without it the default scenarios run float32 and a float16 "
+                   "gradOutput beside float32 self/target.")
+@click.option("--reduction", default="none", show_default=True,
+              help="Reduction for --shapes and the default scenarios (none/mean/sum/...); the stress cases fix "
+                   "their own.")
 @click.option("--timing/--no-timing", default=True, show_default=True, help="Model the time (the twin's time model).")
 @click.option("--trace", "trace_path", default=None, type=click.Path(dir_okay=False),
               help="Write a timeline of our launches (Chrome trace JSON: open in Perfetto or chrome://tracing).")
+@click.option("--trace-zero-length", is_flag=True,
+              help="Keep the zero-length events (flags and barriers the model prices at 0) in --trace; by default "
+                   "they are dropped (more than half of all events, and nothing to see).")
 @click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False),
-              help="Draw a roofline chart (bytes moved vs modelled time); needs the [plot] extra (matplotlib).")
+              help="Draw a roofline chart (bytes moved vs modelled time; .png, .svg, .pdf, ...); needs the [plot] "
+                   "extra (matplotlib).")
 @click.option("--reps", default=20, show_default=True, type=click.IntRange(min=1), help="Timed repetitions (sim/npu).")
 @click.option("--json", "as_json", is_flag=True)
 def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ...], scenario_set: str,
           shape_sets: tuple[str, ...], dtype: str, reduction: str, timing: bool, trace_path: str | None,
-          plot_path: str | None, reps: int, as_json: bool) -> None:
+          trace_zero_length: bool, plot_path: str | None, reps: int, as_json: bool) -> None:
     """Performance figures on the twin: counters and modelled time (bound pipe, % of the memory roofline) of our
     kernels beside aclnn's composition of passes; device or simulator timings with CANN."""
+    import math
+
+    import numpy as np
+
     from .dtypes import DType
 
     soc_names: list[str] = []
@@ -487,9 +566,8 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
             else:
                 soc_names.append(_SocName().convert(part.strip(), None, click.get_current_context()))
     soc_names = list(dict.fromkeys(soc_names)) or [DEFAULT_SOC]
+    _refuse_ignored_bench_options(backend, bool(shape_sets), scenario_set)
     if backend != "twin":
-        import numpy as np
-
         from .cann.bench import bench_on_cann
         from .runners import require_backend
         from .validation import validate
@@ -500,11 +578,9 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         return
     if (trace_path or plot_path) and not timing:
         raise click.UsageError("--trace and --plot need the time model (drop --no-timing)")
-    if plot_path:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise click.ClickException(twin_bench.PLOT_EXTRA_MESSAGE) from None
+    if trace_zero_length and not trace_path:
+        raise click.UsageError("--trace-zero-length shapes the --trace file: give --trace too")
+    _check_bench_outputs(trace_path, plot_path)  # before the run: a bad path or format costs nothing
     from . import dtypes as dt
     try:
         in_dtype = dt.parse(dtype)
@@ -512,26 +588,51 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         in_dtype = None
     if in_dtype not in (DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16):
         raise click.BadParameter(f"{dtype!r}: expected float32, float16 or bfloat16", param_hint="--dtype")
+    red = _reduction(reduction)
     triples = [_parse_shape_triple(t) for t in shape_sets]
-    sections: dict[str, list[twin_bench.Row]] = {}
+    planned: dict[str, list[twin_bench.Case]] = {}
+    chosen = list(ops) or None
     for soc in soc_names:
         if triples:
-            sections[f"{soc}: --shapes, {in_dtype.label}, reduction {reduction}"] = twin_bench.run_shapes(
-                triples, list(ops) or None, soc, in_dtype, reduction, timing)
+            planned[f"{soc}: --shapes, {in_dtype.label}, reduction {reduction}"] = twin_bench.shape_cases(
+                triples, chosen, soc, in_dtype, red)
         elif scenario_set == "stress":
-            sections[f"{soc}: stress cases, {in_dtype.label}"] = twin_bench.run_stress(
-                list(ops) or None, soc, in_dtype, timing)
+            planned[f"{soc}: stress cases, {in_dtype.label}"] = twin_bench.stress_cases(chosen, soc, in_dtype)
+        elif _given("dtype"):
+            planned[f"{soc}: {in_dtype.label}, {elements} elements, reduction {reduction}"] = \
+                twin_bench.default_cases(chosen, elements, soc, in_dtype, red)
         else:
-            sections[f"{soc}: float32, {elements} elements"] = twin_bench.run(
-                list(ops) or None, elements, soc, timing=timing)
-            sections[f"{soc}: float16 gradOutput, float32 self/target"] = twin_bench.run(
-                list(ops) or None, elements, soc, grad_dtype=DType.FLOAT16, timing=timing)
+            planned[f"{soc}: float32, {elements} elements, reduction {reduction}"] = twin_bench.default_cases(
+                chosen, elements, soc, DType.FLOAT32, red)
+            planned[f"{soc}: float16 gradOutput, float32 self/target, reduction {reduction}"] = \
+                twin_bench.default_cases(chosen, elements, soc, DType.FLOAT32, red, grad_dtype=DType.FLOAT16)
+    every = [c for cases in planned.values() for c in cases]
+    try:
+        twin_bench.check(every)  # every call, before the first runs: a refusal names its op, scenario and SoC
+    except twin_bench.BenchError as exc:
+        raise click.UsageError(str(exc)) from None
+    step = iter(range(1, 2 * len(every) + 1))
+
+    def tell(case: twin_bench.Case, side: str) -> None:
+        n = next(step)
+        elements_ = math.prod(np.broadcast_shapes(*case.shapes))
+        click.echo(f"lossgrad: bench {n}/{2 * len(every)}: {case.label()}: {side} ({elements_:,} elements)",
+                   err=True)
+
+    sections = {title: twin_bench.run_cases(cases, timing, progress=tell) for title, cases in planned.items()}
     all_rows = [r for rows in sections.values() for r in rows]
     if trace_path:
-        _write_json_atomically(trace_path, {"traceEvents": twin_bench.trace_events(all_rows),
-                                            "displayTimeUnit": "ns"})
+        from .outputs import write_replace
+        doc = {"traceEvents": twin_bench.trace_events(all_rows, zero_length=trace_zero_length),
+               "displayTimeUnit": "ns"}
+
+        def write_trace(tmp: str) -> None:
+            with open(tmp, "w") as fh:
+                json.dump(doc, fh)
+        write_replace(trace_path, write_trace)
     if plot_path:
-        twin_bench.plot_roofline(all_rows, plot_path)
+        from .outputs import write_replace
+        write_replace(plot_path, lambda tmp: twin_bench.plot_roofline(all_rows, tmp, fmt=_plot_format(plot_path)))
     if as_json:
         click.echo(json.dumps({k: [r.as_dict() for r in v] for k, v in sections.items()}, indent=1))
         return
@@ -565,22 +666,60 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         click.echo(f"roofline chart: {plot_path}")
 
 
-def _write_json_atomically(path: str, payload: Any) -> None:
-    """The whole file or nothing: a temporary file beside it, renamed over it once written."""
-    import os
-    import tempfile
-    target = os.path.abspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".lossgrad-", suffix=".tmp", dir=os.path.dirname(target))
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(payload, fh)
-        os.replace(tmp, target)
-    except BaseException:
+_TWIN_ONLY = ("scenario_set", "shape_sets", "dtype", "reduction", "timing", "trace_path", "trace_zero_length",
+              "plot_path")
+
+
+def _refuse_ignored_bench_options(backend: str, shapes: bool, scenario_set: str) -> None:
+    """No option may be silently ignored: each combination that would drop one is a usage error naming it."""
+    flag = {"scenario_set": "--scenarios", "shape_sets": "--shapes", "dtype": "--dtype", "reduction": "--reduction",
+            "timing": "--timing/--no-timing", "trace_path": "--trace", "trace_zero_length": "--trace-zero-length",
+            "plot_path": "--plot", "elements": "--elements", "reps": "--reps"}
+    if backend != "twin":
+        given = [flag[p] for p in _TWIN_ONLY if _given(p)]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: twin options; --backend {backend} times --elements "
+                                   "float32 elements per op (drop them, or use --backend twin)")
+        return
+    if _given("reps"):
+        raise click.UsageError("--reps: the twin's modelled time does not vary between runs (it is for --backend "
+                               "sim/npu)")
+    if shapes and _given("scenario_set"):
+        raise click.UsageError("--shapes runs the given shapes instead of the built-in scenarios: drop --scenarios")
+    if (shapes or scenario_set == "stress") and _given("elements"):
+        raise click.UsageError("--elements sizes the default scenarios; --shapes and --scenarios stress fix their "
+                               "own sizes")
+    if scenario_set == "stress" and not shapes and _given("reduction"):
+        raise click.UsageError("--reduction: the stress cases fix their own (sum for KL, none otherwise)")
+
+
+def _plot_format(path: str) -> str:
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    return ext or "png"
+
+
+def _check_bench_outputs(trace_path: str | None, plot_path: str | None) -> None:
+    """--trace and --plot checked before the run: a missing directory, a directory as the file, an unwritable place,
+    a chart format matplotlib cannot write and a missing matplotlib are refused at once, not after the benchmark."""
+    from .outputs import check_target
+    for path, option in ((trace_path, "--trace"), (plot_path, "--plot")):
+        if path:
+            try:
+                check_target(path, option)
+            except ValueError as exc:
+                raise click.ClickException(str(exc)) from None
+    if plot_path:
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            from matplotlib.figure import Figure
+        except ImportError:
+            raise click.ClickException(twin_bench.PLOT_EXTRA_MESSAGE) from None
+        formats = Figure().canvas.get_supported_filetypes()
+        fmt = _plot_format(plot_path)
+        if fmt not in formats:
+            raise click.BadParameter(f"{plot_path}: matplotlib cannot write .{fmt} charts; use one of "
+                                     f"{', '.join('.' + f for f in sorted(formats))}", param_hint="--plot")
+    if trace_path and plot_path and os.path.realpath(trace_path) == os.path.realpath(plot_path):
+        raise click.UsageError("--trace and --plot name the same file")
 
 
 try:  # `lossgrad build` lives with the CANN integration

@@ -35,3 +35,8 @@ def invalid_error(message: str) -> LossGradError:
 
 class BackendUnavailable(RuntimeError):
     """A backend (CANN CPU-debug, simulator, device) cannot run on this machine; the message says why and what to do."""
+
+
+class OutputTooLarge(MemoryError):
+    """A call whose output (and the kernel's copies of its inputs) cannot fit in the host memory this process can
+    still get: refused before anything is allocated (lossgrad.memory)."""

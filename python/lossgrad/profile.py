@@ -29,7 +29,9 @@ class Profile:
     soc: str
     output: np.ndarray
     block_dim: int                     # cores launched (0: aclnn returns before launching)
-    tiling: Mapping[str, Any]          # the tiling plan's fields (LossGradTilingData) plus block_dim and tiling_key
+    tiling: Mapping[str, Any]          # LossGradTilingData's fields, plus block_dim, tiling_key, operand_modes (each
+                                       # read input's mode by name: stream/row/col/scalar), ub_bytes, ub_budget and
+                                       # workspace_bytes
     counters: Mapping[str, Any]
     timing: Any = None                 # lossgrad.timing.Timing, or None (timing=False, or no launch)
     call: Call | None = field(default=None, repr=False)
@@ -70,21 +72,27 @@ def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = 
     """Run `op` (any of its names) on the twin for `soc` and return its output, tiling, counters and modelled time.
 
     `attrs` are the op's attributes by name (`beta=` for SmoothL1, `log_target=` for KL). `auto_sync` None takes the
-    LOSSGRAD_TWIN_AUTO_SYNC setting, as every twin run does."""
+    LOSSGRAD_TWIN_AUTO_SYNC setting, as every twin run does. Every argument is checked before anything is compiled
+    or allocated (a call whose memory cannot be had raises lossgrad.errors.OutputTooLarge)."""
     try:
         spec = get_op(op)
     except KeyError as exc:
         raise invalid_error(str(exc.args[0])) from None
     if not isinstance(timing, bool):
         raise invalid_error(f"timing: expected True or False, got {timing!r}")
+    if auto_sync is not None and not isinstance(auto_sync, (bool, np.bool_)):  # before anything is compiled
+        raise invalid_error(f"auto_sync: expected True, False or None, got {type(auto_sync).__name__} "
+                            f"{auto_sync!r:.40}")
     call = validate(spec, grad_output, self, target, reduction, attrs or None, out_dtype=out_dtype, soc=soc)
+    from .memory import require as require_memory
+    require_memory(call)
     if not call.launch:
         return Profile(op=spec.name, soc=call.soc.name, output=no_launch_result(call), block_dim=0, tiling={},
                        counters=_counters((), {}), timing=None, call=call)
     from .runners.twin import run_twin
     run = run_twin(call, auto_sync=auto_sync, timing=timing)
-    tiling = dict(run.plan.fields)
-    tiling.update(block_dim=run.plan.block_dim, tiling_key=run.plan.tiling_key, modes=dict(run.plan.modes),
+    tiling = dict(run.plan.fields)  # the struct's own fields, `modes` (2 bits per input) among them, untouched
+    tiling.update(block_dim=run.plan.block_dim, tiling_key=run.plan.tiling_key, operand_modes=dict(run.plan.modes),
                   ub_bytes=run.plan.ub_bytes, ub_budget=run.plan.ub_budget, workspace_bytes=run.plan.workspace_bytes)
     return Profile(op=spec.name, soc=call.soc.name, output=run.output, block_dim=run.report.block_dim, tiling=tiling,
                    counters=counters_of(run.report), timing=run.report.timing if timing else None, call=call)

@@ -3,7 +3,10 @@ every default SoC; --shapes, --trace (Chrome trace JSON) and --plot (the [plot] 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +50,7 @@ def test_aclnn_casts_are_separate_launches() -> None:
 def test_bench_shapes_and_json() -> None:
     r = CliRunner().invoke(main, ["bench", "--op", "l1", "--shapes", "();(64,4096);(4096,)", "--json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)  # progress lines go to stderr
     (rows,) = out.values()
     assert len(rows) == 1 and rows[0]["shapes"] == [[], [64, 4096], [4096]]
     assert rows[0]["ours"]["modelled_us"] >= rows[0]["roofline_us"] > 0
@@ -106,3 +109,154 @@ def test_stress_rows_pair_each_case_with_its_same_shape_call() -> None:
     assert len(rows) == 2 and rows[1].scenario.strip().startswith("same-shape call")
     assert rows[0].elements == rows[1].elements == 256 * 4096
     np.testing.assert_equal(rows[0].ours.gm_bytes, rows[1].ours.gm_bytes)
+
+
+# -- issue 27: bench's edges ---------------------------------------------------------------------------------------
+
+def _bench(*args: str) -> "Any":
+    return CliRunner().invoke(main, ["bench", *args])
+
+
+@pytest.mark.parametrize("args,status,needle", [
+    (["--plot", "chart.xyz"], 2, "matplotlib cannot write .xyz charts"),
+    (["--trace", "no/such/dir/t.json"], 1, "--trace no/such/dir/t.json: directory no/such/dir does not exist"),
+    (["--trace", "."], 2, "is a directory"),
+    (["--scenarios", "stress", "--shapes", "();(4,);(4,)"], 2, "drop --scenarios"),
+    (["--shapes", "();(4,);(4,)", "--elements", "8192"], 2, "--elements sizes the default scenarios"),
+    (["--scenarios", "stress", "--reduction", "sum"], 2, "the stress cases fix their own"),
+    (["--reps", "5"], 2, "--reps"),
+    (["--backend", "sim", "--shapes", "();(4,);(4,)"], 2, "--shapes: twin options"),
+    (["--trace-zero-length"], 2, "give --trace too"),
+])
+def test_bench_refuses_before_running(args: list[str], status: int, needle: str, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bad outputs and options that would be silently ignored are refused before anything runs (nothing compiled,
+    no progress line)."""
+    if "chart.xyz" in args:
+        pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    r = _bench("--op", "l1", *args)
+    assert r.exit_code == status, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.output
+
+
+def test_bench_refuses_a_call_that_launches_nothing() -> None:
+    r = _bench("--shapes", "();(0,);(0,)")
+    assert r.exit_code == 2 and "launches no kernel" in r.output and "l1_loss_backward" in r.output, r.output
+    assert "bench 1/" not in r.output
+
+
+def test_bench_names_the_op_that_refuses_before_running_any() -> None:
+    r = _bench("--shapes", "(4,4);(4,);(4,)")  # KL refuses a gradOutput larger than broadcast(self, target)
+    assert r.exit_code == 2, r.output
+    assert "kl_div_backward refuses (4, 4) (4,) (4,) on Ascend910B1: [161002" not in r.output  # message is one line
+    (line,) = r.output.strip().splitlines()
+    assert "[161002 ACLNN_ERR_PARAM_INVALID] kl_div_backward refuses (4, 4) (4,) (4,) on Ascend910B1" in line
+    assert "bench 1/" not in r.output
+
+
+def test_bench_dtype_and_reduction_reach_the_default_scenarios() -> None:
+    r = _bench("--op", "mse", "--elements", str(SMALL), "--dtype", "float16", "--reduction", "sum", "--json")
+    assert r.exit_code == 0, r.output
+    sections = json.loads(r.stdout)
+    assert list(sections) == [f"Ascend910B1: float16, {SMALL} elements, reduction sum"]
+    (rows,) = sections.values()
+    assert {tuple(row["dtypes"]) for row in rows} == {("float16",) * 3} and len(rows) == 3
+
+
+def test_bench_progress_names_the_step(tmp_path: Path) -> None:
+    r = _bench("--op", "l1", "--elements", str(SMALL))
+    assert r.exit_code == 0, r.output
+    steps = [ln for ln in r.output.splitlines() if ln.startswith("lossgrad: bench ")]
+    assert len(steps) == 12  # 3 scenarios x 2 dtype sections x (ours, aclnn)
+    assert steps[0] == f"lossgrad: bench 1/12: Ascend910B1 l1_loss_backward same shapes: ours ({SMALL:,} elements)"
+    assert steps[1].startswith("lossgrad: bench 2/12: Ascend910B1 l1_loss_backward same shapes: aclnn composition")
+
+
+def test_bench_trace_goes_through_a_symlink_with_the_usual_mode(tmp_path: Path) -> None:
+    target = tmp_path / "real.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    old = os.umask(0o022)
+    try:
+        r = _bench("--op", "mse", "--elements", str(SMALL), "--trace", str(link))
+    finally:
+        os.umask(old)
+    assert r.exit_code == 0, r.output
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    events = json.loads(target.read_text())["traceEvents"]
+    assert events and all(e["dur"] > 0 for e in events if e.get("ph") == "X")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json"]  # no temporary left
+
+
+def test_bench_trace_keeps_zero_length_events_on_request() -> None:
+    rows = bench.run(["mse"], SMALL, "Ascend910B1")
+    short = [e for e in bench.trace_events(rows) if e.get("ph") == "X"]
+    full = [e for e in bench.trace_events(rows, zero_length=True) if e.get("ph") == "X"]
+    assert all(e["dur"] > 0 for e in short)
+    assert any(e["dur"] == 0 for e in full) and len(full) > len(short)
+    assert sum(e["dur"] for e in full) == sum(e["dur"] for e in short)
+
+
+def test_the_roofline_chart_names_and_pairs_every_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chart for a design review: each case numbered at both of its points (coinciding points share one label),
+    ours joined to aclnn's composition, a marker per SoC, a colour per op, roofline colours no point uses."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    rows = bench.run(["mse", "kl_div"], SMALL, "Ascend910B1") + bench.run(["mse", "kl_div"], SMALL, "Ascend310P3")
+    figures = []
+    monkeypatch.setattr(plt, "close", lambda fig: figures.append(fig))
+    bench.plot_roofline(rows, str(tmp_path / "r.png"))
+    (fig,) = figures
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.texts]
+    named = sorted(int(n) for label in labels for n in label.split(","))
+    assert set(named) == set(range(1, len(rows) + 1))  # every case named at its point(s)
+    joins = [ln for ln in ax.lines if len(ln.get_xdata()) == 2 and ln.get_label().startswith("_")]
+    assert len(joins) == len(rows)
+    roofs = [ln for ln in ax.lines if ln.get_label().startswith("roofline")]
+    assert len(roofs) == 2 and len({ln.get_color() for ln in roofs}) == 2
+    point_colours = {tuple(np.round(c, 3)) for coll in ax.collections for c in coll.get_facecolor()
+                     if tuple(np.round(c, 3)) != (1.0, 1.0, 1.0, 1.0)}
+    from matplotlib.colors import to_rgba
+    assert not {tuple(np.round(to_rgba(ln.get_color()), 3)) for ln in roofs} & point_colours
+    markers = {coll.get_paths()[0].vertices.shape for coll in ax.collections}
+    assert len(markers) == 2  # circles and squares: one marker per SoC
+    key = "".join(t.get_text() for t in fig.texts)
+    assert "kl_div self broadcast (KL sums back)  [Ascend310P3" in key and "x" in key
+    plt.close(fig)
+
+
+def test_outputs_write_special_files_as_they_are(tmp_path: Path) -> None:
+    """`--trace /dev/stdout` (as root it used to replace /dev/stdout with a regular file): a FIFO stands in here."""
+    import threading
+
+    from lossgrad.outputs import check_target, write_replace
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    check_target(str(fifo), "--trace")
+    write_replace(str(fifo), lambda p: Path(p).write_text("{}"))
+    reader.join(timeout=10)
+    assert got == ["{}"] and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_failed_output_names_the_users_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from lossgrad.outputs import write_replace
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as info:
+        write_replace(str(tmp_path / "t.json"), lambda p: Path(p).write_text("{}"))
+    assert info.value.filename == str(tmp_path / "t.json") and info.value.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []

@@ -80,6 +80,27 @@ def test_socs_json_names_every_part_with_sources() -> None:
             assert rec[key]["source"] and rec[key]["confidence"] in ("high", "medium", "low", "none")
 
 
+def test_socs_json_time_params_have_a_source_and_confidence_each() -> None:
+    """The time model's parameters carry the same {value, source, confidence} as every other figure."""
+    records = json.loads(CliRunner().invoke(main, ["socs", "--json"]).output)
+    for rec in records:
+        params = rec["time_params"]
+        assert isinstance(params.pop("notes"), list)
+        assert params
+        for name, fact in params.items():
+            assert set(fact) == {"value", "source", "confidence"}, (rec["name"], name)
+            assert fact["source"] and fact["confidence"] in ("high", "medium", "low", "none"), (rec["name"], name)
+
+
+def test_socs_time_prints_whole_values() -> None:
+    """Never cut at a fixed width: a curve or a table cut short would read as another value."""
+    from lossgrad.timing.params import params_for
+    out = CliRunner().invoke(main, ["socs", "--time"]).output
+    for soc in ("Ascend910B1", "Ascend310P3"):
+        for name, fact in params_for(soc).fields().items():
+            assert f"{fact.value!s}  [{fact.source}]" in out, (soc, name)
+
+
 def test_progress_is_plain_lines_in_a_log_and_a_bar_on_a_terminal() -> None:
     import io
 
@@ -112,3 +133,12 @@ def test_gen_refuses_a_dtype_list_of_the_wrong_length(tmp_path: Path) -> None:
     assert r.exit_code == 2, r.output
     assert "grad;self;target;out" in r.output
     assert not (tmp_path / "k").exists()  # refused before anything is written
+
+
+def test_timing_doc_states_the_bandwidths_the_model_uses() -> None:
+    """docs/timing.md's parameter table gives 310P3's and 910A's chip bandwidth as the model computes them."""
+    from lossgrad.timing.params import params_for
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "timing.md").read_text()
+    (row,) = [ln for ln in doc.splitlines() if ln.startswith("| `chip_bandwidth_gbps` |")]
+    for soc in ("310P3", "910A"):
+        assert f"{soc} {params_for('Ascend' + soc).chip_bandwidth_gbps.value:g}" in row, row

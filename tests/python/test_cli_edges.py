@@ -207,7 +207,7 @@ def test_every_row_is_checked_before_anything_runs(tmp_path: Path, capsys: Any) 
 
 
 @pytest.mark.parametrize("content,needle", [
-    (bytes(range(256)) * 4, "NUL bytes"),
+    (bytes(range(256)) * 4, "t.csv:1: a NUL byte"),
     (b"op,soc\n\xff\xfe\xfa,x\n", "not UTF-8"),
     (",".join(CSV_COLUMNS).encode() + b"\n\"" + b"x" * 200_000 + b"\"\n", "not a readable CSV table"),
 ])
@@ -366,3 +366,138 @@ def test_verify_json_is_strict_json_with_inf_metrics(tmp_path: Path, capsys: Any
     (case,) = doc["results"]
     assert case["passed"] and case["mere64"] == "inf" and case["mare64"] == "inf"
     assert isinstance(case["mere"], float)
+
+
+# -- issue 27: verify's options, strict shapes and case tables, export races ------------------------------------------
+
+ROW = {"op": "mse", "soc": "310P", "grad_shape": "(4,)", "self_shape": "(4,)", "target_shape": "(4,)",
+       "dtypes": "float32", "reduction": "none"}
+
+
+def _raw_table(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("shape", ["(4,,5)", ",", "((4,4))", "(4,5))", "[4,5)", "(,)", "(4"])
+def test_malformed_shapes_are_refused_everywhere(shape: str, tmp_path: Path, capsys: Any) -> None:
+    status, _, err = _cli(["tiling", "mse", "--self", shape], capsys)
+    assert status == 2 and "--self" in _one_error_line(err)
+    table = _table(tmp_path / "t.csv", [dict(ROW, self_shape=shape)])
+    status, _, err = _cli(["verify", "--cases", table], capsys)
+    assert status == 2 and f"t.csv:2: shape {shape!r}" in _one_error_line(err)
+
+
+@pytest.mark.parametrize("header_extra,cell,needle", [
+    ("betta", "0.5", "unknown column 'betta' (did you mean 'beta'?)"),
+    ("op", "mse", "column 'op' appears 2 times"),
+])
+def test_case_table_headers_are_strict(header_extra: str, cell: str, needle: str, tmp_path: Path,
+                                       capsys: Any) -> None:
+    cols = list(ROW) + [header_extra]
+    text = ",".join(cols) + "\n" + ",".join(f'"{ROW[c]}"' if c in ROW else cell for c in list(ROW)) + f",{cell}\n"
+    status, _, err = _cli(["verify", "--cases", _raw_table(tmp_path / "t.csv", text)], capsys)
+    assert status == 2 and "t.csv:1: " in err and needle in _one_error_line(err)
+
+
+def test_case_table_numbers_are_strict(tmp_path: Path, capsys: Any) -> None:
+    for column, value, needle in (("beta", "0_5", "beta '0_5': not a number"),
+                                  ("threshold_scale", "1_0", "threshold_scale '1_0': not a number"),
+                                  ("seed", "1_000", "seed '1_000': expected a non-negative integer")):
+        row = dict(ROW, op="smooth_l1") if column == "beta" else dict(ROW)
+        status, _, err = _cli(["verify", "--cases", _table(tmp_path / "t.csv", [dict(row, **{column: value})])],
+                              capsys)
+        assert status == 2 and needle in _one_error_line(err)
+
+
+def test_a_header_typed_with_spaces_after_the_commas_is_read(tmp_path: Path) -> None:
+    text = ('op, soc, grad_shape, self_shape, target_shape, dtypes, reduction, beta\n'
+            'smooth_l1, 310P, "(4, 5)", "(4, 5)", "(5,)", float16, mean, 0.5\n')
+    (case,) = read_csv(_raw_table(tmp_path / "t.csv", text))
+    assert case.shapes == ((4, 5), (4, 5), (5,)) and case.beta == 0.5 and case.dtypes == ("float16",) * 4
+
+
+def test_a_nul_byte_names_its_line(tmp_path: Path) -> None:
+    text = ",".join(ROW) + "\n" + ",".join(f'"{v}"' for v in ROW.values()) + "\nmse,310P\0,(4,)\n"
+    with pytest.raises(CaseTableError, match=r"t\.csv:3: a NUL byte"):
+        read_csv(_raw_table(tmp_path / "t.csv", text))
+
+
+def test_control_characters_in_ids_are_escaped(tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An id that would repaint a FAIL line as a PASS on a terminal is shown escaped."""
+    import lossgrad.verify as verify_pkg
+    from lossgrad.verify import CaseResult
+
+    evil = "x\r\x1b[2KPASS all\x1b[0m"
+    table = _table(tmp_path / "t.csv", [dict(ROW, id=evil)])
+
+    def fail_all(cases: list, **kw: Any) -> list:
+        return [CaseResult(c, False, None, None, "AssertionError: wrong", 0.0, "float32", "experimental")
+                for c in cases]
+
+    monkeypatch.setattr(verify_pkg, "run_cases", fail_all)
+    status, out, _ = _cli(["verify", "--cases", table], capsys)
+    assert status == 1
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("FAIL")]
+    assert line == "FAIL x\\r\\x1b[2KPASS all\\x1b[0m: AssertionError: wrong"
+    duplicate = _table(tmp_path / "d.csv", [dict(ROW, id=evil), dict(ROW, id=evil, seed="1")])
+    status, _, err = _cli(["verify", "--cases", duplicate], capsys)
+    assert status == 2 and "\x1b" not in err and "duplicate id 'x\\\\r\\\\x1b[2KPASS" in err
+
+
+def test_a_large_table_is_checked_with_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lossgrad.verify import cases as cases_module
+    monkeypatch.setattr(cases_module, "PROGRESS_EVERY_S", 0.0)
+    table = _table(tmp_path / "t.csv", [dict(ROW, id=f"c{i}", seed=str(i)) for i in range(1500)])
+    seen: list[tuple[int, int]] = []
+    assert len(read_csv(table, progress=lambda done, total: seen.append((done, total)))) == 1500
+    assert seen[-1] == (1500, 1500) and all(total == 1500 for _, total in seen) and len(seen) > 100
+
+
+def test_verify_refuses_cases_with_full(tmp_path: Path, capsys: Any) -> None:
+    status, _, err = _cli(["verify", "--cases", _table(tmp_path / "t.csv", [ROW]), "--full"], capsys)
+    assert status == 2 and "give one of them" in _one_error_line(err)
+    status, _, err = _cli(["verify", "--backend", "cpu", "--auto-sync", "off"], capsys)
+    assert status == 2 and "--auto-sync" in _one_error_line(err)
+
+
+def test_export_cases_with_json_and_the_usual_mode(tmp_path: Path, capsys: Any) -> None:
+    import json
+    import stat
+    target = tmp_path / "x.csv"
+    old = os.umask(0o022)
+    try:
+        status, out, _ = _cli(["verify", "--op", "mse", "--soc", "310P", "--export-cases", str(target), "--json"],
+                              capsys)
+    finally:
+        os.umask(old)
+    assert status == 0
+    report = json.loads(out)
+    assert report == {"exported": len(read_csv(str(target))), "path": str(target)} and report["exported"] > 10
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+def test_two_exports_to_one_name_never_replace_each_other(tmp_path: Path, capsys: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other run creates the name between our check and our link: we fail, its table stays whole."""
+    target = tmp_path / "race.csv"
+    real_link = os.link
+
+    def other_run_first(src: str, dst: str) -> None:
+        Path(dst).write_text("the other run's table\n")
+        real_link(src, dst)
+
+    monkeypatch.setattr(os, "link", other_run_first)
+    status, _, err = _cli(["verify", "--op", "mse", "--soc", "310P", "--export-cases", str(target)], capsys)
+    assert status == 1 and "created meanwhile by another process" in _one_error_line(err)
+    assert target.read_text() == "the other run's table\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["race.csv"]
+
+
+def test_jobs_are_bounded_by_cases_and_cores() -> None:
+    from lossgrad.verify.run import CHUNK, bounded_jobs, usable_cores
+    assert bounded_jobs(24, 16, twin=True) == min(2, usable_cores())  # 16 cases: two chunks of 8
+    assert bounded_jobs(24, 10 ** 6, twin=True) == min(24, usable_cores())
+    assert bounded_jobs(1, 10 ** 6, twin=True) == 1
+    assert bounded_jobs(24, 5, twin=False) == 5  # CANN backends: threads, one per case at most
+    assert CHUNK == 8

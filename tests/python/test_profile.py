@@ -101,3 +101,25 @@ def test_profile_null_input() -> None:
     with pytest.raises(LossGradError) as exc:
         lossgrad.profile("mse", g, s, None)
     assert exc.value.code == 161001
+
+
+
+def test_profile_checks_its_arguments_before_compiling(tmp_path, monkeypatch) -> None:
+    """auto_sync='off' (a string) is refused before any kernel library is compiled or anything allocated."""
+    monkeypatch.setenv("LOSSGRAD_CACHE", str(tmp_path / "cache"))
+    g, s, t = _inputs((8, 40))
+    with pytest.raises(LossGradError, match="auto_sync: expected True, False or None, got str 'off'"):
+        lossgrad.profile("mse", g, s, t, auto_sync="off")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_profile_tiling_keeps_the_structs_modes_field() -> None:
+    """`modes` is LossGradTilingData's field (2 bits per input); the per-input names are `operand_modes`."""
+    from lossgrad.tiling import data as td
+    g, s, t = _inputs((8, 40))
+    p = lossgrad.profile("mse", g, s[:1], t, "sum", timing=False)
+    assert isinstance(p.tiling["modes"], int)
+    order = ("grad", "self", "target")
+    assert p.tiling["operand_modes"] == {r: td.MODES[p.tiling["modes"] >> (2 * order.index(r)) & 3]
+                                         for r in p.tiling["operand_modes"]}
+    assert p.tiling["operand_modes"]["self"] == "row"

@@ -51,7 +51,9 @@ def no_launch_result(call: Call) -> np.ndarray:
 
 
 def run(call: Call, backend: str = "auto") -> np.ndarray:
+    from ..memory import require as require_memory
     chosen = require_backend(backend)
+    require_memory(call)  # before any allocation: a call that cannot fit is refused, not killed by the OOM killer
     if not call.launch:
         return no_launch_result(call)
     if chosen == "twin":

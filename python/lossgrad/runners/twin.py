@@ -8,12 +8,12 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .. import codegen, progress
+from .. import codegen
 from ..dtypes import DType
 from ..registry import get_op
 from ..tiling import TilingPlan
 from ..twin import KernelFault, Report, run_kernel
-from ..twin.build import BUNDLE_ENTRY, build, bundle_key, cache_root
+from ..twin.build import BUNDLE_ENTRY, build, bundle_key, cache_root, cache_space
 from ..validation import Call
 from .kernel_args import kernel_view, prepare
 
@@ -22,7 +22,6 @@ __all__ = ["TwinRun", "run_twin", "device_allocation", "check_padding", "PADDING
 
 UNWRITTEN = 0xFF  # output bytes start as NaN patterns, so an element the kernel never writes cannot pass
 PADDING = 0xA5  # the allocation's bytes past the output (device_allocation): any change is a fault
-LONG_RUN_ELEMENTS = 1 << 22  # a launch this large takes a second or more on the twin: it is announced
 # "on" (default) models bisheng --cce-auto-sync=on, CANN's default and what the project's builds use; "off" demands
 # every S<->V/MTE2/MTE3 synchronisation in the kernel source. `lossgrad verify --auto-sync` sets it.
 AUTO_SYNC_ENV = "LOSSGRAD_TWIN_AUTO_SYNC"
@@ -53,23 +52,37 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False,
     args = prepare(call)
     bundled = _bundles.get((call.op.name, call.soc.name, tuple(args.dtypes[r] for r in codegen.ROLES)))
     if bundled is not None:
-        source, index = bundled
+        source, index, kernels = bundled
         name, tiling_key = BUNDLE_ENTRY, bundle_key(index, args.tiling.tiling_key)
+
+        def render() -> Path:
+            return codegen.cached_bundle(kernels, cache_root())
     else:
-        source = codegen.cached_kernel(call.op, args.dtypes, cache_root())
         name, tiling_key = call.op.entry_name, args.tiling.tiling_key
-        # Built here first only to name the kernel in the progress notice; run_kernel's build is then a cache hit.
-        build(source, name, len(call.op.kernel_inputs) + 3, call.soc, label=codegen.bundle_label(call.op, args.dtypes))
-    elements = int(np.prod(call.iter_shape))
-    if elements >= LONG_RUN_ELEMENTS:  # after the compile's own notice
-        progress.notice(f"running {codegen.bundle_label(call.op, args.dtypes)} on {call.soc.name}, {elements:,} "
-                        "elements...")
+
+        def render() -> Path:
+            return codegen.cached_kernel(call.op, args.dtypes, cache_root())
+        with cache_space("writing a kernel source"):
+            source = render()
+            # Built here first only to name the kernel in the progress notice; run_kernel's build is then a hit.
+            build(source, name, len(call.op.kernel_inputs) + 3, call.soc,
+                  label=codegen.bundle_label(call.op, args.dtypes))
+    # A launch still running after a second says so itself (twin.run_kernel), naming the kernel and its size.
+    label = f"{codegen.bundle_label(call.op, args.dtypes)} ({int(np.prod(call.iter_shape)):,} elements)"
     out_bytes = int(np.prod(call.out_shape)) * call.out_dtype.np_dtype.itemsize
     device = device_allocation(out_bytes)
     device[:out_bytes] = UNWRITTEN
     gm = args.ordered(call) + [device, workspace(args.tiling.workspace_bytes), args.tiling.data]
-    report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
-                        auto_sync=auto_sync, timing=timing, undetermined=undetermined)
+    try:
+        report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
+                            auto_sync=auto_sync, timing=timing, label=label,
+                            undetermined=undetermined)
+    except FileNotFoundError:  # the kernel cache was deleted meanwhile (the README calls it safe to delete)
+        with cache_space("writing a kernel source"):
+            source = render()
+        report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
+                            auto_sync=auto_sync, timing=timing, label=label,
+                            undetermined=undetermined)
     check_padding(device, out_bytes)
     out = device[:out_bytes].view(call.out_dtype.np_dtype).reshape(call.out_shape)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)
@@ -108,15 +121,17 @@ def workspace(size: int) -> np.ndarray:
 # Bundles: `lossgrad verify` builds one library per architecture holding every kernel its cases need
 # (codegen.cached_bundle; one compile instead of one per kernel) and registers it here. A call whose kernel is in a
 # registered bundle is launched from it: the same rendered kernel source, compiled in a namespace of the bundle.
-_bundles: dict[tuple[str, str, tuple[DType, ...]], tuple[Path, int]] = {}  # (op, SoC, dtypes) -> (source, index)
+# (op, SoC, dtypes) -> (source, index, every kernel of the bundle: to render it again if the cache was deleted)
+_bundles: dict[tuple[str, str, tuple[DType, ...]], tuple[Path, int, tuple[tuple[str, Mapping[str, DType]], ...]]] = {}
 
 
 def use_bundle(source: Path, kernels: Sequence[tuple[str, Mapping[str, DType]]], socs: Iterable[str]) -> None:
     """Launch these kernels (op, dtypes by role), on these SoCs, from the bundle `source` (kernel i at index i)."""
     socs = list(socs)
+    every = tuple((op, dict(dtypes)) for op, dtypes in kernels)
     for i, (op, dtypes) in enumerate(kernels):
         for soc in socs:
-            _bundles[(get_op(op).name, soc, tuple(dtypes[r] for r in codegen.ROLES))] = (Path(source), i)
+            _bundles[(get_op(op).name, soc, tuple(dtypes[r] for r in codegen.ROLES))] = (Path(source), i, every)
 
 
 def clear_bundles() -> None:

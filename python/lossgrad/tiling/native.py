@@ -16,7 +16,6 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import hashlib
-import os
 import tempfile
 import threading
 import time
@@ -25,7 +24,8 @@ from pathlib import Path
 
 from ..errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError
 from ..project_files import project_root
-from ..twin.build import CXX, _compiler_version, _discard_damaged, _loadable, _run_compiler, cache_root
+from ..twin.build import (CXX, TMP_MARK, _compiler_version, _discard_damaged, _loadable, _remove_temporaries,
+                          _run_compiler, cache_root, cache_space, install, sweep_stale)
 from . import cxx_tables
 from . import data as td
 
@@ -96,32 +96,35 @@ def build() -> BuiltLibrary:
     lib = out_dir / "liblossgrad_tiling.so"
     if lib.exists() and _loadable(lib, ENTRY):
         return BuiltLibrary(lib, True, 0.0)
-    out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with open(out_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if lib.exists():
-                if _loadable(lib, ENTRY):
-                    return BuiltLibrary(lib, True, 0.0)
-                _discard_damaged(lib)  # then rebuilt below, as the twin's kernel libraries are
-            with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-                for rel, content in files.items():
-                    path = Path(tmp) / rel
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_bytes(content)
-                tmp_lib = Path(tmp) / lib.name
-                core = Path(tmp) / CORE_DIR
-                cmd = [CXX, *CXXFLAGS, f"-I{core}", "-o", str(tmp_lib), str(Path(tmp) / CAPI_SOURCE),
-                       *sorted(str(core / rel.rsplit("/", 1)[1]) for rel in files
-                               if rel.startswith(CORE_DIR + "/") and rel.endswith(".cpp"))]
-                status, stderr = _run_compiler(cmd, "the tiling core")
-                if status != 0:
-                    raise NativeBuildError(f"the tiling core ({project_root() / CORE_DIR}) does not compile:\n"
-                                           f"{stderr.strip()[-4000:]}")
-                os.replace(tmp_lib, lib)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with cache_space("compiling the tiling core"):
+        sweep_stale()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with open(out_dir / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if lib.exists():
+                    if _loadable(lib, ENTRY):
+                        return BuiltLibrary(lib, True, 0.0)
+                    _discard_damaged(lib)  # then rebuilt below, as the twin's kernel libraries are
+                _remove_temporaries(out_dir)  # a dead process's (this lock is ours)
+                with tempfile.TemporaryDirectory(dir=out_dir, prefix=TMP_MARK) as tmp:
+                    for rel, content in files.items():
+                        path = Path(tmp) / rel
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_bytes(content)
+                    tmp_lib = Path(tmp) / lib.name
+                    core = Path(tmp) / CORE_DIR
+                    cmd = [CXX, *CXXFLAGS, f"-I{core}", "-o", str(tmp_lib), str(Path(tmp) / CAPI_SOURCE),
+                           *sorted(str(core / rel.rsplit("/", 1)[1]) for rel in files
+                                   if rel.startswith(CORE_DIR + "/") and rel.endswith(".cpp"))]
+                    status, stderr = _run_compiler(cmd, "the tiling core", tmpdir=Path(tmp))
+                    if status != 0:
+                        raise NativeBuildError(f"the tiling core ({project_root() / CORE_DIR}) does not compile:\n"
+                                               f"{stderr.strip()[-4000:]}")
+                    install(tmp_lib, lib)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
     return BuiltLibrary(lib, False, time.perf_counter() - t0)
 
 

@@ -245,26 +245,37 @@ def cancel_launches() -> None:
         lib.twin_cancel()
 
 
-def _launch(lib: ctypes.CDLL, *args: Any) -> int:
+RUNNING_NOTICE_AFTER_S = 1.0  # a launch still running after this says so (progress.notice)
+
+
+def _launch(lib: ctypes.CDLL, *args: Any, what: str = "the kernel") -> int:
     """twin_launch. On the main thread it runs in a helper thread while the main thread waits in short steps: a
     kernel runs in C, where Python cannot deliver Ctrl-C, so the waiting thread takes the KeyboardInterrupt,
-    cancels the launch and re-raises once the kernel has stopped (at its next output tile)."""
+    cancels the launch and re-raises once the kernel has stopped (at its next output tile). A launch still running
+    after RUNNING_NOTICE_AFTER_S says so ("running <what>..."): the kernel is surely in progress then."""
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):  # e.g. verify's workers
         return lib.twin_launch(*args)
     status: list[int] = []
+    started = threading.Event()
     finished = threading.Event()  # not Thread.join: an interrupted join can report a running thread as stopped
 
     def work() -> None:
         try:
+            started.set()
             status.append(lib.twin_launch(*args))
         finally:
             finished.set()
 
     threading.Thread(target=work, daemon=True).start()
+    t0 = time.monotonic()
+    announced = False
     try:
         while not finished.wait(0.05):
-            pass
+            if not announced and started.is_set() and time.monotonic() - t0 >= RUNNING_NOTICE_AFTER_S:
+                from .. import progress
+                progress.notice(f"running {what}...")
+                announced = True
     except KeyboardInterrupt:
         while not finished.is_set():
             lib.twin_cancel()  # repeated: a launch that had not started yet clears the flag when it starts
@@ -334,7 +345,8 @@ def _second_run(lib: ctypes.CDLL, buffers: list[np.ndarray], before: list[np.nda
 def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: int, args: Sequence[Any], *,
                soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
                defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True,
-               timing: "bool | TimeParams" = False, undetermined: str = "check") -> Report:
+               timing: "bool | TimeParams" = False, undetermined: str = "check",
+               label: str | None = None) -> Report:
     """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture.
 
     `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
@@ -344,7 +356,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     `timing=True` records the event log and replays it on the pipe model with the SoC's cost parameters
     (`lossgrad.timing.params.params_for`); a `TimeParams` instead of True replays with those parameters. The result
     is `report.timing` (a `lossgrad.timing.Timing`; None with timing off) and the log `report.events`. Also a
-    run-time switch: no rebuild.
+    run-time switch: no rebuild. `label` names the kernel in the progress notices (compiling it, and a launch still
+    running after a second).
 
     `undetermined` handles device behaviour public sources leave open (OPEN_QUESTIONS): "check" (the default) runs
     with the primary answers and, if the launch met an open question, again with the alternative ones from the same
@@ -369,7 +382,7 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     if undetermined not in ANSWERS:
         raise ValueError(f"undetermined must be one of {', '.join(ANSWERS)}, got {undetermined!r}")
     t0 = time.perf_counter()
-    built = build(source, kernel_name, len(args), soc_, include_dirs, defines)
+    built = build(source, kernel_name, len(args), soc_, include_dirs, defines, label=label)
     compile_s = time.perf_counter() - t0
     lib = _load(str(built.path))
     buffers = [_gm_buffer(i, a) for i, a in enumerate(args)]
@@ -383,7 +396,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
         lib.twin_set_soc_cores(soc_.cores)
         lib.twin_set_answers(0xFFFFFFFF if undetermined == "alternative" else 0)
         lib.twin_set_timing(1 if timing is not False else 0)
-        status = _launch(lib, int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)))
+        status = _launch(lib, int(block_dim), len(keep), ptrs, sizes, ctypes.c_uint64(int(tiling_key)),
+                         what=f"{label or kernel_name} on {soc_.name}, {int(block_dim)} cores")
         raw = json.loads(lib.twin_result().decode())
         events = _read_log(lib, int(block_dim), raw.get("api_names", ())) if timing is not False and status == 0 \
             else None

@@ -5,7 +5,10 @@ the defines and the compiler's version, so a cached library is reused only when 
 Builds go to a temporary file and are renamed into place, so two processes building the same kernel at once are
 safe (the loser's rename just replaces an identical file); an flock keeps them from doing the work twice. A
 compile that is interrupted (Ctrl-C, `cancel_builds`) is killed and leaves only its temporary directory's removal
-behind: no partial library is ever renamed into place, and flocks die with their process.
+behind: no partial library is ever renamed into place, and flocks die with their process. Compilers also die with
+the Python process that started them (a closed terminal, a SIGTERM to a program, a crash), and the temporaries such a
+death leaves in the cache are swept by the next build (`sweep_stale`). Every cached library has a SHA-256 beside it,
+checked before its first load in a process: a damaged file is rebuilt, never loaded.
 
 `bundle_source` puts several kernels into one translation unit (one library): verify builds one per architecture,
 which costs about as much compiler time as two single kernels instead of one per kernel.
@@ -20,16 +23,16 @@ import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from .. import progress
 from ..socs import Soc
@@ -58,14 +61,46 @@ class BuiltKernel:
     seconds: float
 
 
+CACHE_ENV = "LOSSGRAD_CACHE"
+
+
+class CacheDirError(ValueError):
+    """$LOSSGRAD_CACHE names no usable directory (a `~` that cannot be expanded)."""
+
+
 def cache_root() -> Path:
     """$LOSSGRAD_CACHE, else $XDG_CACHE_HOME/lossgrad, else ~/.cache/lossgrad (an empty or relative XDG_CACHE_HOME
-    is ignored, as the XDG base-directory spec says)."""
-    root = os.environ.get("LOSSGRAD_CACHE")
+    is ignored, as the XDG base-directory spec says). LOSSGRAD_CACHE is taken as a shell would: a leading `~` is
+    expanded (a .env file or a Dockerfile ENV passes it unexpanded) and a relative path is taken from the current
+    directory, so the result is always absolute."""
+    root = os.environ.get(CACHE_ENV)
     if root:
-        return Path(root)
+        expanded = os.path.expanduser(root)
+        if expanded.startswith("~"):
+            raise CacheDirError(f"{CACHE_ENV}={root!r}: cannot expand {expanded.split('/')[0]!r} (no such user, or "
+                                "no HOME); give an absolute path")
+        return Path(os.path.abspath(expanded))
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "lossgrad"
+
+
+@contextmanager
+def cache_space(what: str) -> Iterator[None]:
+    """A full disk or quota (ENOSPC, EDQUOT) while writing the kernel cache becomes one OSError whose message names
+    the cache directory and LOSSGRAD_CACHE (the CLI prints it as one line)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or getattr(exc, "cache_full", False):
+            raise
+        raise cache_full_error(what, exc.strerror or str(exc)) from None
+
+
+def cache_full_error(what: str, detail: str) -> OSError:
+    err = OSError(errno.ENOSPC, f"{detail} while {what} in the kernel cache {cache_root()}: free space there, or set "
+                                f"{CACHE_ENV} to a directory on another disk")
+    err.cache_full = True  # type: ignore[attr-defined]
+    return err
 
 
 @lru_cache(maxsize=1)
@@ -158,18 +193,61 @@ class BuildCancelled(RuntimeError):
 
 def _kill(proc: subprocess.Popen) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its cc1plus/as/ld, one process group
+        os.killpg(proc.pid, signal.SIGKILL)  # the watchdog shell, the driver and its cc1plus/as/ld: one group
     except (ProcessLookupError, PermissionError):
         pass
     proc.wait()
 
 
-def _run_compiler(cmd: Sequence[str], what: str) -> tuple[int, str]:
+# The compiler runs under a watchdog shell in a process group of its own: when the Python process dies without
+# killing it (SIGHUP of a closed terminal, a SIGTERM or SIGKILL to a program whose call is compiling, a crash), the
+# kernel sends the shell SIGTERM (Linux PR_SET_PDEATHSIG) and its trap kills the whole group. The driver alone would
+# not do: cc1plus, its child, would keep compiling for tens of seconds after the driver died.
+_WATCHDOG = 'trap "kill -KILL 0" TERM HUP INT; "$@" & wait $!'
+_PR_SET_PDEATHSIG = 1
+
+
+@lru_cache(maxsize=1)
+def _prctl() -> "ctypes._CFuncPtr | None":
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return prctl
+
+
+def die_with_parent(signum: int = signal.SIGKILL) -> None:
+    """Ask Linux to send this process `signum` when its parent dies (verify's worker processes); no-op elsewhere."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
+
+
+def _parent_death_hook() -> "Callable[[], None] | None":
+    """A preexec_fn that asks for SIGTERM when the parent dies (None where prctl does not exist)."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:  # in the child, between fork and exec: no allocation-heavy work, no locks
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(128 + signal.SIGTERM)
+    return hook
+
+
+def _run_compiler(cmd: Sequence[str], what: str, tmpdir: "Path | None" = None) -> tuple[int, str]:
     """Run a compiler command and return (exit status, stderr). It runs in a session of its own, so a terminal's
-    Ctrl-C reaches Python only, which kills it: a KeyboardInterrupt here, or cancel_builds() from another thread.
-    The wait is a loop of short timeouts, so the main thread takes a KeyboardInterrupt at once."""
-    proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    Ctrl-C reaches Python only, which kills it: a KeyboardInterrupt here, or cancel_builds() from another thread; it
+    dies with this process otherwise (_WATCHDOG). `tmpdir` becomes the compiler's TMPDIR (its intermediate files
+    then live in the build's temporary directory: swept with it, and on the cache's disk, which a full-disk error
+    names). The wait is a loop of short timeouts, so the main thread takes a KeyboardInterrupt at once."""
+    env = None if tmpdir is None else dict(os.environ, TMPDIR=str(tmpdir))
+    proc = subprocess.Popen(["/bin/sh", "-c", _WATCHDOG, "lossgrad-cc", *cmd], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_parent_death_hook(), env=env)
     with _running_lock:
         _running[proc] = False
     t0 = time.monotonic()
@@ -191,6 +269,8 @@ def _run_compiler(cmd: Sequence[str], what: str) -> tuple[int, str]:
             cancelled = _running.pop(proc, False)
     if cancelled:
         raise BuildCancelled(f"the compile of {what} was cancelled")
+    if proc.returncode == 127 and not shutil.which(cmd[0]):
+        raise TwinCompileError(f"the twin needs a C++17 compiler ({cmd[0]}): not found", err)
     return proc.returncode, err
 
 
@@ -216,10 +296,11 @@ def _precompiled(macro: Mapping[str, str], what: str) -> Path | None:
     d.mkdir(parents=True, exist_ok=True)
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        tmp = d / f"{PCH_NAME}.gch.tmp{os.getpid()}.{threading.get_ident()}"
+        tmp = d / f"{PCH_NAME}.gch{TMP_MARK}{os.getpid()}.{threading.get_ident()}"
         try:
             if gch.exists():
                 return d
+            _remove_temporaries(d)  # a dead process's (this lock is ours)
             (d / PCH_NAME).write_text('#include "kernel_operator.h"\n#include "launcher.h"\n')
             flags = [f for f in CXXFLAGS if f != "-shared"]
             cmd = [CXX, *flags, "-x", "c++-header", f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}",
@@ -278,77 +359,90 @@ def build(source: "str | os.PathLike[str]", kernel_name: str, nargs: int, soc: S
         err = _failed[key]
         raise TwinCompileError(str(err), err.stderr)
     what = f"{label or kernel_name} for {soc.name}"
-    out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with open(out_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if lib.exists():
-                if _loadable(lib):
-                    return BuiltKernel(lib, True, time.perf_counter() - t0)
-                _discard_damaged(lib)  # then rebuilt below
-            pch = _precompiled(macro, f"the twin headers for {soc.name}") if precompiled else None
-            with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-                shim = Path(tmp) / "shim.cpp"
-                shim.write_text(_shim(src, kernel_name, nargs, pch))
-                tmp_lib = Path(tmp) / "kernel.so"
-                cmd = [CXX, *CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", f"-I{src.parent}",
-                       *[f"-I{d}" for d in incs], *[f"-D{k}={v}" for k, v in macro.items()],
-                       "-o", str(tmp_lib), str(shim)]
-                status, stderr = _run_compiler(cmd, what)
-                if status != 0 and _NO_SPACE in stderr:  # not the kernel's fault, and not remembered as one
-                    raise OSError(errno.ENOSPC, f"{_NO_SPACE} while compiling {what} (g++: "
-                                  f"{_explain(stderr).splitlines()[0]})", str(out_dir))
-                if status != 0:
-                    err = TwinCompileError(f"{src.name} does not compile for {soc.name} "
-                                           f"(NpuArch {soc.arch.npu_arch}):\n{_explain(stderr)}", stderr)
-                    _failed[key] = err
-                    raise err
-                os.replace(tmp_lib, lib)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with cache_space(f"compiling {what}"):
+        sweep_stale()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with open(out_dir / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if lib.exists():
+                    if _loadable(lib):
+                        return BuiltKernel(lib, True, time.perf_counter() - t0)
+                    _discard_damaged(lib)  # then rebuilt below
+                _remove_temporaries(out_dir)  # a dead process's (this lock is ours)
+                pch = _precompiled(macro, f"the twin headers for {soc.name}") if precompiled else None
+                with tempfile.TemporaryDirectory(dir=out_dir, prefix=TMP_MARK) as tmp:
+                    shim = Path(tmp) / "shim.cpp"
+                    shim.write_text(_shim(src, kernel_name, nargs, pch))
+                    tmp_lib = Path(tmp) / "kernel.so"
+                    cmd = [CXX, *CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", f"-I{src.parent}",
+                           *[f"-I{d}" for d in incs], *[f"-D{k}={v}" for k, v in macro.items()],
+                           "-o", str(tmp_lib), str(shim)]
+                    status, stderr = _run_compiler(cmd, what, tmpdir=Path(tmp))
+                    if status != 0 and _NO_SPACE in stderr:  # not the kernel's fault, and not remembered as one
+                        raise cache_full_error(f"compiling {what}",
+                                               f"{_NO_SPACE} (g++: {_explain(stderr).splitlines()[0]})")
+                    if status != 0:
+                        err = TwinCompileError(f"{src.name} does not compile for {soc.name} "
+                                               f"(NpuArch {soc.arch.npu_arch}):\n{_explain(stderr)}", stderr)
+                        _failed[key] = err
+                        raise err
+                    install(tmp_lib, lib)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
     return BuiltKernel(lib, False, time.perf_counter() - t0)
 
 
-# ---- damaged cache entries and full disks ---------------------------------------------------------------------------
+# ---- damaged cache entries, stale temporaries and full disks ------------------------------------------------------
 
 _NO_SPACE = os.strerror(errno.ENOSPC)  # "No space left on device", as g++, as and ld report it
-_LOADABLE: set[str] = set()  # libraries this process has seen load (a damaged file never gets here)
+_LOADABLE: set[str] = set()  # libraries this process has checked and loaded (a damaged file never gets here)
+DIGEST_SUFFIX = ".sha256"  # beside every cached library: the SHA-256 of its bytes, hex
+TMP_MARK = "tmp-lossgrad-"  # names of the cache's temporary files and directories (removed when their writer died)
 
 
-def _elf_complete(lib: Path) -> bool:
-    """Whether an ELF file holds every byte its headers describe. dlopen maps a truncated library and the process
-    dies of SIGBUS when the loader touches the missing pages, so truncation is checked before dlopen."""
+def _digest_path(lib: Path) -> Path:
+    return lib.with_name(lib.name + DIGEST_SUFFIX)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def install(built: Path, lib: Path) -> None:
+    """Move a freshly built library into the cache at `lib`, its digest first: a library is only ever found with
+    the digest of its bytes beside it (a crash between the two renames leaves a digest without a library)."""
+    digest = _digest_path(lib)
+    tmp = digest.with_name(f"{digest.name}{TMP_MARK}{os.getpid()}.{threading.get_ident()}")
     try:
-        with open(lib, "rb") as fh:
-            head = fh.read(64)
-            size = os.fstat(fh.fileno()).st_size
-            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] not in (1, 2):
-                return head[:4] == b"\x7fELF" and head[4:5] == b"\x01"  # ELF32: left to dlopen; else damaged
-            end = "<" if head[5] == 1 else ">"
-            phoff, shoff = struct.unpack_from(end + "QQ", head, 32)
-            phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", head, 54)
-            if shoff + shnum * shentsize > size or phoff + phnum * phentsize > size:
-                return False
-            fh.seek(phoff)
-            table = fh.read(phnum * phentsize)
+        tmp.write_text(_sha256(built) + "\n")
+        os.replace(tmp, digest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    os.replace(built, lib)
+
+
+def _intact(lib: Path) -> bool:
+    """Whether the library's bytes are those its digest file records. dlopen maps a truncated library and the process
+    dies of SIGBUS when the loader touches the missing pages; a zeroed code page (a crash, a disk fault) loads and
+    dies of SIGSEGV at the first call: neither may reach dlopen."""
+    try:
+        return _digest_path(lib).read_text().strip() == _sha256(lib)
     except OSError:
         return False
-    for i in range(phnum):  # every segment's file bytes: offset + filesz
-        offset, filesz = struct.unpack_from(end + "Q16xQ", table, i * phentsize + 8)
-        if offset + filesz > size:
-            return False
-    return True
-
-
 def _loadable(lib: Path, entry: str = "twin_launch") -> bool:
-    """Whether a cached library loads and has its `entry` symbol (the launcher's, or the tiling core's C ABI). A
-    library is only ever renamed into place whole, but a disk fault, a copied cache or a hand edit can still damage
-    one (a truncated file, a wrong header), and every later call would fail the same way."""
+    """Whether a cached library is intact (its digest), loads and has its `entry` symbol (the launcher's, or the tiling
+    core's C ABI). A library is only ever renamed into place whole, but a disk fault, a crash, a copied cache or a
+    hand edit can still damage one, and every later call would fail the same way (or die)."""
     key = str(lib)
     if key in _LOADABLE:
         return True
-    if not _elf_complete(lib):
+    if not _intact(lib):
         return False
     try:
         getattr(ctypes.CDLL(key, mode=os.RTLD_LOCAL), entry)  # the symbol lookup is the check
@@ -360,13 +454,99 @@ def _loadable(lib: Path, entry: str = "twin_launch") -> bool:
 
 def _discard_damaged(lib: Path) -> None:
     """Remove a damaged cached library so that it is rebuilt; when that is impossible, say what to delete."""
-    progress.notice(f"the cached library {lib} is damaged (it does not load); rebuilding it")
+    progress.notice(f"the cached library {lib} is damaged (its bytes do not match its digest, or it does not "
+                    "load); rebuilding it")
     try:
         lib.unlink()
+        _digest_path(lib).unlink(missing_ok=True)
     except OSError as exc:
         raise OSError(exc.errno, f"the cached library {lib} is damaged and cannot be removed "
                       f"({exc.strerror}); delete the kernel cache {cache_root()} (it is rebuilt as needed) or "
-                      f"set LOSSGRAD_CACHE to another directory", str(lib)) from None
+                      f"set {CACHE_ENV} to another directory", str(lib)) from None
+
+
+def _remove_temporaries(directory: Path) -> int:
+    """Remove the temporaries in a cache directory whose lock the caller holds: whoever wrote them died (their
+    writers hold the same lock while they exist). Returns how many were removed."""
+    removed = 0
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return 0
+    for p in entries:
+        if not _is_temporary(p):
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def _is_temporary(p: Path) -> bool:
+    """Ours, or one an earlier version left: a build directory (tempfile's "tmp" prefix) or a ".gch.tmp" file."""
+    return TMP_MARK in p.name or ".gch.tmp" in p.name or (p.name.startswith("tmp") and p.is_dir())
+
+
+_swept: set[str] = set()  # cache roots swept by this process
+
+
+def sweep_stale(force: bool = False) -> int:
+    """Remove the temporaries that processes killed mid-build left in the cache (a half-written precompiled header
+    of ~80 MB, a build directory): every entry directory whose lock no live process holds is cleaned. Run once per
+    process and cache root before its first compile (a listing of the cache: milliseconds), and by `lossgrad cache
+    clean`; returns how many temporaries were removed."""
+    root = cache_root()
+    if str(root) in _swept and not force:
+        return 0
+    _swept.add(str(root))
+    removed = 0
+    for parent in (root / "twin", root / "twin" / "pch", root / "tiling"):
+        try:
+            entries = [d for d in parent.iterdir() if d.is_dir() and not d.is_symlink() and d.name != "pch"]
+        except OSError:
+            continue
+        for d in entries:
+            if not any(_is_temporary(p) for p in d.iterdir()):
+                continue
+            try:
+                with open(d / ".lock", "a") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # busy: a live build; its temporaries stay
+                    try:
+                        removed += _remove_temporaries(d)
+                    finally:
+                        fcntl.flock(lock, fcntl.LOCK_UN)
+            except OSError:
+                continue
+    removed += _sweep_kernel_sources(root / "kernels")
+    return removed
+
+
+def _sweep_kernel_sources(kernels: Path) -> int:
+    """codegen.write_atomic's temporaries (`<name>.tmp<pid>.<thread>`) whose process is gone."""
+    removed = 0
+    try:
+        dirs = [d for d in kernels.iterdir() if d.is_dir()]
+    except OSError:
+        return 0
+    for d in dirs:
+        for p in d.glob("*.tmp*"):
+            pid = p.name.rsplit(".tmp", 1)[1].split(".")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                p.unlink(missing_ok=True)
+                removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # ---- bundles: several kernels in one library ---------------------------------------------------------------------

@@ -7,13 +7,17 @@ per-case threshold scale) - like the rows of ops-nn's case tables.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import itertools
 import os
 import re
+import time
+import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from ..dtypes import DType
 from ..registry import OPS, OpSpec, OutputShape, Promotion, get_op
@@ -213,14 +217,36 @@ def parse_int(text: str) -> int:
     return int(t)
 
 
+_BRACKETS = {"(": ")", "[": "]"}
+
+
+@lru_cache(maxsize=4096)  # a large case table repeats a few shapes thousands of times
 def parse_shape(text: str) -> Shape:
-    """"(2, 3)", "2,3", "[2,3]" -> (2, 3); "()" or "" -> (). Dimensions are non-negative integers whose product, the
-    element count, fits aclnn's int64_t (so does every dimension)."""
-    t = text.strip().strip("()[] ")
+    """"(2, 3)", "2,3", "[2,3]", "(4,)" -> the dims; "()", "[]" or "" -> (). One pair of matching brackets at
+    most, dimensions separated by single commas (one trailing comma allowed, as in Python's "(4,)"): "(4,,5)", ",",
+    "((4,4))", "(4,5))" and "[4,5)" are refused, never read as another shape. Dimensions are non-negative integers
+    whose product, the element count, fits aclnn's int64_t (so does every dimension)."""
+    def bad(why: str) -> ValueError:
+        return ValueError(f"shape {text!r}: {why}; expected comma-separated integers such as (2,3), (4,) or ()")
+
+    t = text.strip()
+    if t[:1] in _BRACKETS:
+        if t[-1:] != _BRACKETS[t[0]] or len(t) < 2:
+            raise bad(f"{t[0]!r} is not closed by {_BRACKETS[t[0]]!r}")
+        t = t[1:-1].strip()
+    elif t[-1:] in _BRACKETS.values():
+        raise bad(f"{t[-1]!r} closes no bracket")
+    if not t:
+        return ()
+    parts = [p.strip() for p in t.split(",")]
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()  # "(4,)"
+    if any(p == "" for p in parts):
+        raise bad("an empty dimension")
     try:
-        dims = tuple(parse_int(x) for x in t.split(",") if x.strip()) if t else ()
+        dims = tuple(parse_int(p) for p in parts)
     except ValueError:
-        raise ValueError(f"shape {text!r}: expected comma-separated integers such as (2,3)") from None
+        raise bad("a dimension is not an integer") from None
     if any(d < 0 for d in dims):
         raise ValueError(f"shape {text!r}: dimensions must be >= 0")
     numel = 1
@@ -229,6 +255,30 @@ def parse_shape(text: str) -> Shape:
     if numel > INT64_MAX or any(d > INT64_MAX for d in dims):
         raise ValueError(f"shape {text!r}: more elements than aclnn's int64_t sizes can describe")
     return dims
+
+
+_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+
+
+def parse_float(text: str, what: str) -> float:
+    """A decimal number as C's strtod reads one (ASCII digits, an optional exponent, inf or nan); ValueError
+    otherwise. Python's float() would also take "0_5" (as 5.0) and non-ASCII digits."""
+    t = text.strip()
+    if not _FLOAT.fullmatch(t):
+        raise ValueError(f"{what} {text!r}: not a number (expected e.g. 0.5, 1e-3 or inf)")
+    return float(t)
+
+
+def printable(text: str) -> str:
+    """`text` with control and format characters escaped (\x1b, \u202e, ...): an id from a case table is shown on a
+    terminal, where such characters could move the cursor or recolour the line (a FAIL displayed as a PASS)."""
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or ch == "\\":
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def case_reduction(case: "Case") -> "str | int":
@@ -240,15 +290,20 @@ def case_reduction(case: "Case") -> "str | int":
         return case.reduction
 
 
-def write_csv(cases: Iterable[Case], path: str) -> None:
-    """The table, written completely or not at all (codegen.write_atomic: a full disk leaves no partial file)."""
-    from ..codegen import write_atomic
-
+def csv_text(cases: Iterable[Case]) -> str:
+    """The cases as a CSV case table (read_csv reads it back)."""
     fh = io.StringIO()
     w = csv.writer(fh)
     w.writerow(CSV_COLUMNS)
     write_csv_rows(w, cases)
-    write_atomic(Path(path), fh.getvalue())
+    return fh.getvalue()
+
+
+def write_csv(cases: Iterable[Case], path: str) -> None:
+    """The table, written completely or not at all (codegen.write_atomic: a full disk leaves no partial file)."""
+    from ..codegen import write_atomic
+
+    write_atomic(Path(path), csv_text(cases))
 
 
 def write_csv_rows(writer: "csv._writer", cases: Iterable[Case]) -> None:
@@ -298,18 +353,23 @@ def _case_from_row(row: dict[str, str]) -> Case:
     beta_text = (row.get("beta") or "").strip()
     if beta_text and "beta" not in names:
         raise ValueError(f"beta: {op.name} has no beta")
-    beta = float(beta_text) if beta_text else (1.0 if "beta" in names else None)
+    beta = parse_float(beta_text, "beta") if beta_text else (1.0 if "beta" in names else None)
     lt = (row.get("log_target") or "").strip()
     if lt and "log_target" not in names:
         raise ValueError(f"log_target: {op.name} has no log_target")
     if lt not in ("", "0", "1"):
         raise ValueError(f"log_target {lt!r}: expected 0 or 1")
     log_target = (lt == "1") if lt else (False if "log_target" in names else None)
-    scale = float((row.get("threshold_scale") or "").strip() or 1.0)
+    scale_text = (row.get("threshold_scale") or "").strip()
+    scale = parse_float(scale_text, "threshold_scale") if scale_text else 1.0
     lo, hi = THRESHOLD_SCALE_RANGE
     if not lo <= scale <= hi:  # also refuses NaN
         raise ValueError(f"threshold_scale {scale!r}: expected a value in [{lo:g}, {hi:g}]")
-    seed = int((row.get("seed") or "").strip() or 0)
+    seed_text = (row.get("seed") or "").strip()
+    try:
+        seed = parse_int(seed_text) if seed_text else 0
+    except ValueError:
+        raise ValueError(f"seed {seed_text!r}: expected a non-negative integer") from None
     if seed < 0:
         raise ValueError(f"seed {seed}: expected a non-negative integer")
     layouts = (row.get("layouts") or "").strip() or "ccc"
@@ -333,7 +393,11 @@ def _case_from_row(row: dict[str, str]) -> Case:
 
 
 def _check_call(case: Case) -> None:
-    """The row must describe a valid call (validation's 161002 otherwise), checked on shape-only arrays."""
+    """The row must describe a valid call (validation's 161002 otherwise), checked on shape-only arrays. Many rows of
+    a large table describe the same call (other values or seeds): each call is validated once per process."""
+    key = (case.op, case.soc, case.shapes, case.dtypes, case.reduction, case.beta, case.log_target)
+    if key in _valid_calls:
+        return
     import numpy as np
 
     from ..dtypes import parse
@@ -341,20 +405,49 @@ def _check_call(case: Case) -> None:
 
     arrays = [np.broadcast_to(np.zeros((), parse(d).np_dtype), shape) for d, shape in zip(case.dtypes, case.shapes)]
     validate(case.op, *arrays, case_reduction(case), case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
+    _valid_calls.add(key)
+
+
+_valid_calls: set[tuple] = set()
 
 
 MAX_TABLE_BYTES = 64 << 20  # a case table is text written by people or by --export-cases (the full matrix: ~5 MB)
 MAX_PROBLEMS_SHOWN = 5
 
 
-def read_csv(path: str) -> list[Case]:
+TableProgress = Callable[[int, int], None]  # (rows checked, rows in the table)
+PROGRESS_EVERY_S = 1.0
+
+
+def _header(fieldnames: Sequence[str] | None, path: str) -> list[str]:
+    """The header's column names (spaces around them dropped), refusing unknown and repeated ones: a misspelled
+    optional column ("betta") would otherwise be ignored and its values silently replaced by the default."""
+    names = [(n or "").strip() for n in fieldnames or ()]
+    problems = []
+    for n in dict.fromkeys(names):
+        if n not in CSV_COLUMNS:
+            close = difflib.get_close_matches(n, CSV_COLUMNS, n=1)
+            problems.append(f"unknown column {printable(n)!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        elif names.count(n) > 1:
+            problems.append(f"column {n!r} appears {names.count(n)} times")
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    if missing:
+        problems.append(f"the header lacks column(s) {', '.join(missing)}")
+    if problems:
+        raise CaseTableError(f"{path}:1: {'; '.join(problems)} (columns: {','.join(CSV_COLUMNS)})")
+    return names
+
+
+def read_csv(path: str, progress: TableProgress | None = None) -> list[Case]:
     """Rows of a case table; empty cells take the defaults (beta 1.0 for SmoothL1, log_target 0 for KL, ...).
 
-    The table is checked once, completely, before any case runs: every row's columns, values, standard, reference,
-    threshold scale, id (unique) and the call it describes (validation on shape-only arrays, with the reduction as
-    run_case passes it: a name, or aclnn's integer where aclnn accepts one). Problems raise one CaseTableError naming
-    the file, the first rows at fault and how many rows are. A file that is not a UTF-8 CSV text table (binary,
-    NUL bytes, cells beyond the csv module's limit, larger than MAX_TABLE_BYTES) is a CaseTableError too."""
+    The table is checked once, completely, before any case runs: its header (every column known, none twice; spaces
+    after the commas are fine), every row's columns, values, standard, reference, threshold scale, id (unique) and
+    the call it describes (validation on shape-only arrays, with the reduction as run_case passes it: a name, or
+    aclnn's integer where aclnn accepts one). Problems raise one CaseTableError naming the file, the first rows at
+    fault and how many rows are. A file that is not a UTF-8 CSV text table (binary, a NUL byte: its line is named,
+    cells beyond the csv module's limit, larger than MAX_TABLE_BYTES) is a CaseTableError too. `progress(rows
+    checked, rows)` is called about once a second while a large table is checked."""
     try:
         size = os.path.getsize(path)
         if size > MAX_TABLE_BYTES:
@@ -362,38 +455,49 @@ def read_csv(path: str) -> list[Case]:
                                  f"(split it, or select with --op/--soc/--limit)")
         with open(path, "rb") as fb:
             raw = fb.read()
-        if b"\0" in raw:
-            raise CaseTableError(f"{path}: not a text file (it contains NUL bytes); expected a CSV case table")
+        nul = raw.find(b"\0")
+        if nul >= 0:
+            line = raw.count(b"\n", 0, nul) + 1
+            raise CaseTableError(f"{path}:{line}: a NUL byte (at byte {nul}); not a text file: expected a CSV case "
+                                 "table")
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CaseTableError(f"{path}: not UTF-8 text (byte {exc.start}); expected a CSV case table") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise CaseTableError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); expected a CSV case table") from None
     out: list[Case] = []
     seen: dict[str, int] = {}
     problems: list[str] = []
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+    rows = max(0, text.count("\n") - 1)
+    last_report = time.monotonic()
     try:
-        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            raise CaseTableError(f"{path}: the header lacks column(s) {', '.join(missing)} (expected "
-                                 f"{','.join(CSV_COLUMNS)})")
-        for n, row in enumerate(reader, start=2):
-            if None in row or any(v is None for v in row.values()):  # DictReader: extra cells / missing cells
-                cells = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or [])
-                problems.append(f"{path}:{n}: the row has {cells} cells; the header has "
-                                f"{len(reader.fieldnames or ())}")
+        names = _header(next(reader, None), path)
+        for n, cells in enumerate(reader, start=2):
+            if progress is not None and time.monotonic() - last_report >= PROGRESS_EVERY_S:
+                progress(n - 2, rows)
+                last_report = time.monotonic()
+            if not cells:  # a blank line
                 continue
+            if len(cells) != len(names):
+                problems.append(f"{path}:{reader.line_num}: the row has {len(cells)} cells; the header has "
+                                f"{len(names)}")
+                continue
+            row = dict(zip(names, cells))
             try:
                 case = _case_from_row(row)
             except (KeyError, ValueError, OverflowError) as exc:  # LossGradError is a ValueError
-                problems.append(f"{path}:{n}: {exc}")
+                problems.append(f"{path}:{reader.line_num}: {printable(str(exc))}")
                 continue
             if case.id in seen:
-                problems.append(f"{path}:{n}: duplicate id {case.id!r} (row {seen[case.id]} has it)")
+                problems.append(f"{path}:{reader.line_num}: duplicate id {printable(case.id)!r} (line {seen[case.id]} "
+                                "has it)")
                 continue
-            seen[case.id] = n
+            seen[case.id] = reader.line_num
             out.append(case)
     except csv.Error as exc:  # e.g. a cell beyond csv.field_size_limit()
         raise CaseTableError(f"{path}:{reader.line_num}: not a readable CSV table ({exc})") from None
+    if progress is not None and rows >= 1000:
+        progress(len(out) + len(problems), len(out) + len(problems))
     if problems:
         more = len(problems) - MAX_PROBLEMS_SHOWN
         raise CaseTableError("; ".join(problems[:MAX_PROBLEMS_SHOWN])

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import math
-
 import multiprocessing as mp
 import multiprocessing.pool
+import os
 import queue
 import shutil
 import signal
@@ -200,27 +200,39 @@ def note_writer(stream: TextIO) -> Notes:
 
 
 def _worker_init() -> None:
-    # The parent takes Ctrl-C and terminates the workers; a worker must not die of it half-way on its own. SIGTERM
-    # (Pool.terminate's signal) must kill a worker, also one forked while the parent's SIGTERM handler was set.
+    # The parent takes Ctrl-C and a closed terminal's SIGHUP and terminates the workers; a worker must not die of
+    # them half-way on its own. SIGTERM (Pool.terminate's signal) must kill a worker, also one forked while the
+    # parent's SIGTERM handler was set; and a worker dies with the parent however the parent dies (SIGKILL).
+    from ..twin.build import die_with_parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(signal.SIGKILL)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # handled as Ctrl-C by run_cases
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (a CI cancellation, `timeout`, `kill`) during run_cases: handled exactly as Ctrl-C (compiles killed,
-    workers stopped, nothing partial left in the cache), then re-raised; the CLI exits 143 (128 + SIGTERM)."""
+    """SIGTERM (a CI cancellation, `timeout`, `kill`) or SIGHUP (a closed terminal) during run_cases: handled exactly
+    as Ctrl-C (compiles killed, workers stopped, nothing partial left in the cache), then re-raised; the CLI exits
+    128 + the signal's number (143 for SIGTERM, 129 for SIGHUP)."""
+
+    def __init__(self, message: str, signum: int = signal.SIGTERM) -> None:
+        super().__init__(message)
+        self.signum = signum
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated("terminated (SIGTERM)")
+def _on_stop_signal(signum: int, frame: object) -> None:
+    raise Terminated(f"terminated ({signal.Signals(signum).name})", signum)
 
 
-def _catch_sigterm() -> tuple[bool, object]:
-    """Route SIGTERM to the main thread as Terminated for the run; returns (installed, the previous handler). Off the
-    main thread Python cannot set handlers: then the caller's own handling applies."""
+def _catch_sigterm() -> tuple[bool, dict]:
+    """Route SIGTERM and SIGHUP to the main thread as Terminated for the run; returns (installed, the previous
+    handlers). Off the main thread Python cannot set handlers: then the caller's own handling applies."""
     if threading.current_thread() is not threading.main_thread():
-        return False, None
-    return True, signal.signal(signal.SIGTERM, _on_sigterm)
+        return False, {}
+    return True, {sig: signal.signal(sig, _on_stop_signal) for sig in STOP_SIGNALS}
 
 
 def require_compiler() -> None:
@@ -240,12 +252,12 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
     with done=0 and after every finished case; `notes(line)` receives what the run is doing meanwhile (building the
     kernel libraries). KeyboardInterrupt, and SIGTERM as Terminated, stop the run within a fraction of a second and
     are re-raised. `oracle(case)`: whether that case also compares its float64 golden with PyTorch (run_case)."""
-    installed, previous = _catch_sigterm()  # from the start: the bundle sources are written before the pool forks
+    _, previous = _catch_sigterm()  # from the start: the bundle sources are written before the pool forks
     try:
         return _run_cases(cases, backend, jobs, progress, notes, oracle)
     finally:
-        if installed:  # None: a handler not set from Python, i.e. the default
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for sig, handler in previous.items():  # None: a handler not set from Python, i.e. the default
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callable[[int, int, int], None] | None,
@@ -256,9 +268,11 @@ def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callabl
         require_compiler()
     results: list[CaseResult | None] = [None] * total
     events: queue.Queue = queue.Queue()
-    jobs = max(1, jobs)
     say = notes or (lambda line: None)
     twin = backend == "twin"
+    asked, jobs = jobs, bounded_jobs(jobs, total, twin)
+    if asked > usable_cores() and twin:
+        say(f"-j {asked}: {jobs} at a time ({usable_cores()} cores, {total} cases)")
     groups = _plan(todo) if twin else [_Group([], [], list(range(total)))]
     to_build = [g for g in groups if g.kernels]
     for g in to_build:
@@ -370,6 +384,24 @@ def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callabl
         pool.close()
         pool.join()
     return [r for r in results if r is not None]
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask: a container's or taskset's limit), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def bounded_jobs(jobs: int, total: int, twin: bool) -> int:
+    """`-j` bounded by the work: never more workers than there are chunks of cases to give them, and on the twin
+    (CPU-bound worker processes and compiles) never more than the usable cores (-j 24 on 2 cores forked 24 workers
+    for 16 cases)."""
+    bound = max(1, math.ceil(total / CHUNK)) if twin else max(1, total)
+    if twin:
+        bound = min(bound, usable_cores())
+    return max(1, min(jobs, bound))
 
 
 def _worker_pids(pool: "mp.pool.Pool | None") -> set[int]:

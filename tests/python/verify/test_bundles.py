@@ -164,16 +164,32 @@ def test_a_worker_process_that_dies_fails_the_run_instead_of_hanging(monkeypatch
     twin_runner.clear_bundles()
 
 
-def test_a_big_twin_run_is_announced(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`lossgrad bench` runs 16M-element kernels for minutes: each run says so (threshold lowered here)."""
+def test_a_long_twin_launch_is_announced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lossgrad bench` runs 16M-element kernels for seconds: a launch still running after a second says so, naming
+    the kernel (threshold lowered here; a stand-in launch that takes 0.3 s, and one that returns at once)."""
+    import signal
+    import time
+
+    import lossgrad.twin as twin
+
+    class Launch:
+        def __init__(self, seconds: float) -> None:
+            self.seconds = seconds
+
+        def twin_launch(self, *args: object) -> int:
+            time.sleep(self.seconds)
+            return 0
+
+        def twin_cancel(self) -> None:
+            pass
+
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     monkeypatch.delenv(progress.ENV, raising=False)
-    monkeypatch.setattr(twin_runner, "LONG_RUN_ELEMENTS", 185)
-    x = np.ones((5, 37), np.float32)
     monkeypatch.setattr(progress, "_forced", True)
-    twin_runner.run_twin(validate("mse_loss_backward", x, x, x, "none", soc="310P"))  # 185 elements
-    twin_runner.run_twin(validate("mse_loss_backward", x[:4], x[:4], x[:4], "none", soc="310P"))  # 148
-    assert err.getvalue().splitlines()[-1] == ("lossgrad: running mse_loss_backward float32/float32/float32>float32 "
-                                               "on Ascend310P3, 185 elements...")
-    assert err.getvalue().count("running") == 1
+    monkeypatch.setattr(twin, "RUNNING_NOTICE_AFTER_S", 0.1)
+    monkeypatch.setattr(twin.signal, "getsignal", lambda sig: signal.default_int_handler)  # as on a terminal
+    assert twin._launch(Launch(0.0), what="mse on Ascend310P3, 8 cores") == 0
+    assert err.getvalue() == ""
+    assert twin._launch(Launch(0.3), what="mse on Ascend310P3, 8 cores") == 0
+    assert err.getvalue() == "lossgrad: running mse on Ascend310P3, 8 cores...\n"
