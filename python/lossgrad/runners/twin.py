@@ -43,9 +43,10 @@ class TwinRun:
     inputs: dict[str, np.ndarray]  # the kernel views the kernel read (broadcast views compacted)
 
 
-def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False) -> TwinRun:
+def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False, l2: str = "cold") -> TwinRun:
     """Launch the call's kernel on the twin; `auto_sync` None takes the LOSSGRAD_TWIN_AUTO_SYNC setting; `timing`
-    adds the time model's figures to the report (report.timing, docs/timing.md)."""
+    adds the time model's figures to the report (report.timing, docs/timing.md), with the inputs' L2 state `l2`
+    ("cold": a first call, "warm": the same call ran just before)."""
     if auto_sync is None:
         auto_sync = default_auto_sync()
     args = prepare(call)
@@ -67,7 +68,7 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False) ->
     device[:out_bytes] = UNWRITTEN
     gm = args.ordered(call) + [device, workspace(args.tiling.workspace_bytes), args.tiling.data]
     report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
-                        auto_sync=auto_sync, timing=timing)
+                        auto_sync=auto_sync, timing=timing, l2=l2)
     check_padding(device, out_bytes)
     out = device[:out_bytes].view(call.out_dtype.np_dtype).reshape(call.out_shape)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)

@@ -99,9 +99,9 @@ def modelled(case: Case, timing: Any) -> dict[str, float]:
     for key in case.published:
         if key == "task":
             out[key] = timing.total_us
-        elif key in ("aiv", "span"):
-            out[key] = timing.span_us
-        elif key == "copy":
+        elif key == "aiv":
+            out[key] = timing.aiv_us
+        elif key in ("span", "copy"):
             out[key] = timing.span_us
         elif key in PIPES:
             out[key] = float(np.mean([c[key] for c in timing.per_core[:case.block_dim]]))

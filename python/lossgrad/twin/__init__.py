@@ -283,7 +283,7 @@ def _read_log(lib: ctypes.CDLL, cores: int, api_names: Sequence[str]) -> EventLo
 def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: int, args: Sequence[Any], *,
                soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
                defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True,
-               timing: "bool | TimeParams" = False) -> Report:
+               timing: "bool | TimeParams" = False, l2: str = "cold") -> Report:
     """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture.
 
     `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
@@ -293,7 +293,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     `timing=True` records the event log and replays it on the pipe model with the SoC's cost parameters
     (`lossgrad.timing.params.params_for`); a `TimeParams` instead of True replays with those parameters. The result
     is `report.timing` (a `lossgrad.timing.Timing`; None with timing off) and the log `report.events`. Also a
-    run-time switch: no rebuild."""
+    run-time switch: no rebuild. `l2`: the inputs' L2 state for the time model, "cold" (a first call) or "warm"
+    (the same launch ran just before)."""
     # The launch's C types (uint32_t blockDim, uint64_t tilingKey, a bool switch): refused, never coerced.
     if isinstance(block_dim, (bool, np.bool_)) or not isinstance(block_dim, (int, np.integer)):
         raise TypeError(f"block_dim must be an int, got {type(block_dim).__name__} {block_dim!r}")
@@ -308,6 +309,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
         timing = False
     if not isinstance(timing, (bool, TimeParams)):
         raise TypeError(f"timing must be a bool or a lossgrad.timing.TimeParams, got {type(timing).__name__}")
+    if l2 not in ("cold", "warm"):
+        raise ValueError(f"l2 must be 'cold' or 'warm', got {l2!r}")
     if not 1 <= int(block_dim) <= 65535:
         raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
     t0 = time.perf_counter()
@@ -339,6 +342,7 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     else:
         from ..timing.params import params_for
         params = params_for(soc_.name)
-    roofline_bytes = sum(b.read_distinct + b.write_distinct for b in report.buffers)
-    result = replay(events, params, soc=soc_, roofline_bytes=roofline_bytes)
+    written = sum(b.write_distinct for b in report.buffers)
+    roofline_bytes = written + sum(b.read_distinct for b in report.buffers)
+    result = replay(events, params, soc=soc_, roofline_bytes=roofline_bytes, roofline_written=written, l2=l2)
     return dataclasses.replace(report, timing=result, events=events)
