@@ -100,6 +100,11 @@ def _fit(group: str, name: str, confidence: str, *, carried_from: str = "") -> F
     return Fact(entry["value"], where, confidence)
 
 
+def _tail(launch: Fact) -> Fact:
+    return Fact(launch.value, "assumed equal to launch_us (only Task Duration - aiv_time = launch + tail is "
+                "published)", "low")
+
+
 def _l2_gbps() -> Fact:
     return Fact(5200.0, f"read: {_DC} (\"L2Cache 峰值带宽约 5.2TB/s\", A2/A3 and 950)", "medium")
 
@@ -125,14 +130,15 @@ def _a2(soc: Soc) -> TimeParams:
         hbm_r = Fact(round(hbm_r.value * scale, 1), hbm_r.source + f"; scaled by this part's HBM figure "
                      f"({soc.hbm_bandwidth.source})", "low")
         hbm_w = Fact(round(hbm_w.value * scale, 1), hbm_w.source + " (scaled likewise)", "low")
-    mte2 = {k: _fit("910B3" if soc.name == "Ascend910B3" else g, k, "medium", carried_from="" if own or
-                    soc.name == "Ascend910B3" else "Ascend910B1")
-            for k in ("mte2_latency_ns", "mte2_issue_cycles", "mte2_link_gbps", "mte2_core_gbps")}
+    b3 = soc.name == "Ascend910B3"  # its own msKPP MTE2 table; the issue cost (data_copy S1) is 910B1's
+    mte2 = {k: _fit("910B3" if b3 else g, k, "medium", carried_from="" if own or b3 else "Ascend910B1")
+            for k in ("mte2_latency_ns", "mte2_link_gbps", "mte2_core_gbps")}
+    mte2["mte2_issue_cycles"] = _fit(g, "mte2_issue_cycles", conf, carried_from=carried)
     return TimeParams(
         soc=soc.name,
         clock_ghz=Fact(clock, clock_src, "medium" if soc.clock_mhz.value else "low"),
         launch_us=_fit(g, "launch_us", conf, carried_from=carried),
-        tail_us=_fit(g, "tail_us", conf, carried_from=carried),
+        tail_us=_tail(_fit(g, "launch_us", conf)),
         core_skew_us=_fit(g, "core_skew_us", conf, carried_from=carried),
         core_init_cycles=_fit(g, "core_init_cycles", conf, carried_from=carried),
         **mte2,
@@ -186,7 +192,7 @@ def _950(soc: Soc) -> TimeParams:
         soc=soc.name,
         clock_ghz=Fact(clock, f"read: lossgrad.socs {soc.name}.clock_mhz; {_ADD}: 950 runs at 1.65 GHz", "medium"),
         launch_us=_fit(g, "launch_us", conf, carried_from=carried),
-        tail_us=_fit(g, "tail_us", conf, carried_from=carried),
+        tail_us=_tail(_fit(g, "launch_us", conf)),
         core_skew_us=_fit(g, "core_skew_us", conf, carried_from=carried),
         core_init_cycles=a2("core_init_cycles"),
         **{k: _fit(g, k, conf, carried_from=carried) for k in ("mte2_latency_ns", "mte2_issue_cycles",
@@ -199,7 +205,8 @@ def _950(soc: Soc) -> TimeParams:
                                                                "scalar_cycles_per_access")},
         mte3_issue_cycles=Fact(_fit(g, "mte2_issue_cycles", conf).value, "assumed equal to mte2_issue_cycles", "low"),
         hbm_core_gbps=_hbm_core_950(_fit(g, "mte2_core_gbps", conf).value),
-        gm_align_bytes=soc.arch.gm_row_align_bytes,
+        gm_align_bytes=Fact(soc.arch.gm_row_align_bytes.value, "read: " + soc.arch.gm_row_align_bytes.source,
+                            soc.arch.gm_row_align_bytes.confidence),
         l2_gbps=_l2_gbps(),
         l2_bytes=Fact(soc.l2_bytes.value or 128 * 2 ** 20, f"read: {_DC} (\"950PR 的 L2Cache 大小为 128MB\")",
                       "medium"),
@@ -242,17 +249,18 @@ def _thin(soc: Soc) -> TimeParams:
     share = base.hbm_read_gbps.value / 1600.0  # A2's fitted share of its 1.6 TB/s press figure
     w_share = base.hbm_write_gbps.value / 1600.0
     fields["clock_ghz"] = (Fact(clock, f"read: lossgrad.socs {soc.name}.clock_mhz ({soc.clock_mhz.source})", "low")
-                           if clock else Fact(1.0, "no public clock in the SoC table; 1 GHz assumed", "none"))
+                           if clock else Fact(1.0, "assumed: no public clock in the SoC table, 1 GHz", "none"))
     if bw:
-        fields["hbm_read_gbps"] = Fact(round(bw / 1e9 * share, 1), f"read: lossgrad.socs {soc.name}.hbm_bandwidth "
-                                       f"({soc.hbm_bandwidth.source}) x A2's fitted share", "low")
-        fields["hbm_write_gbps"] = Fact(round(bw / 1e9 * w_share, 1), "likewise, A2's write share", "low")
+        fields["hbm_read_gbps"] = Fact(round(bw / 1e9 * share, 1), f"derived: lossgrad.socs {soc.name}."
+                                       f"hbm_bandwidth ({soc.hbm_bandwidth.source}) x A2's fitted share", "low")
+        fields["hbm_write_gbps"] = Fact(round(bw / 1e9 * w_share, 1), f"derived: lossgrad.socs {soc.name}."
+                                        f"hbm_bandwidth x A2's fitted write share", "low")
     else:
-        fields["hbm_read_gbps"] = fields["hbm_write_gbps"] = Fact(100.0, "no public bandwidth: 100 GB/s assumed",
+        fields["hbm_read_gbps"] = fields["hbm_write_gbps"] = Fact(100.0, "assumed: no public bandwidth, 100 GB/s",
                                                                   "none")
     fields["l2_bytes"] = (Fact(soc.l2_bytes.value, f"read: lossgrad.socs {soc.name}.l2_bytes ({soc.l2_bytes.source})",
                                "low") if soc.l2_bytes.value else Fact(0, "no public L2 size: no L2 modelled", "none"))
-    fields["gm_align_bytes"] = Fact(32, "DataCopy's 32-byte unit (no published alignment penalty)", "low")
+    fields["gm_align_bytes"] = Fact(32, "assumed: DataCopy's 32-byte unit (no published alignment penalty)", "low")
     fields["unaligned_gm_factor"] = Fact(1.0, "no published alignment penalty", "none")
     fields["vec_cycles_per_repeat"] = Fact(base.vec_cycles_per_repeat.value, f"carried over from A2 ({_THEORY} covers "
                                            f"A2/A3/950 only)", "low")
