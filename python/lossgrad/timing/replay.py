@@ -788,11 +788,14 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
     per_core = tuple({"MTE2": float(b[ev.MTE2]), "MTE3": float(b[ev.MTE3]), "V": float(b[ev.V]), "S": float(b[ev.S])}
                      for b in busy)
     core_end = np.full(ncores, -_INF)
-    core_begin = np.full(ncores, _INF)
     if n:
         np.maximum.at(core_end, core_id, done[:n])
-        np.minimum.at(core_begin, core_id, start[:n])
-    core_us = tuple(float(max(0.0, e - b + init)) for e, b in zip(core_end, core_begin) if e > -_INF)
+    # A block begins at its core's skewed start (first wave) or when the block before it on that core ends.
+    core_begin = launch_us + (np.arange(ncores) % slots if slots else np.arange(ncores)) * skew
+    if slots and ncores > slots:
+        for b in range(slots, ncores):
+            core_begin[b] = max(core_begin[b], core_end[b - slots])
+    core_us = tuple(float(max(0.0, e - b)) for e, b in zip(core_end, core_begin) if e > -_INF)
     last_end = max(launch_us, float(done.max())) if len(done) else launch_us
     total = last_end + tail_us
     busiest, most = "latency", 0.0
