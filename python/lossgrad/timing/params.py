@@ -159,6 +159,8 @@ def _a2(soc: Soc) -> TimeParams:
         l2_bytes=Fact(soc.l2_bytes.value or 192 * 2 ** 20, f"read: lossgrad.socs {soc.name}.l2_bytes "
                       f"({soc.l2_bytes.source}); {_DC}: A2/A3 L2 is 192 MB", "medium"),
         vec_cycles_per_repeat=Fact(_A2_VEC, f"read: {_THEORY} tables 6-15 (A2/A3)", "high"),
+        vec_repeat_overhead_cycles=Fact(0.0, f"assumed: 0 ({_THEORY} gives whole instructions on A2/A3, UB operands "
+                                             f"included; add cases 1, 3, 6 fit without it)", "medium"),
         vec_issue_cycles=_fit(g, "vec_issue_cycles", conf, carried_from=carried),
         vec_dep_latency_cycles=Fact(0, "no published case separates it (every vector instruction of the "
                                        "calibration cases is isolated by flags): 0", "none"),
