@@ -24,6 +24,35 @@ def fmt(v: object) -> str:
     return str(v)
 
 
+def short(source: str) -> str:
+    """A source with its case lists compressed: msKPP tables by size count, devkit cases by scenario number."""
+    import re
+    if ": " not in source or not source.startswith(("fit on", "carried")):
+        return source
+    head, _, rest = source.partition(": ")
+    tail = ""
+    if ")" in rest and rest.endswith(")") and rest.count("(") < rest.count(")"):
+        rest, tail = rest[:-1], ")"
+    names = [n.strip() for n in rest.split(",")]
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        m = re.match(r"mskpp_(\w+?)_(\d+)k$", n)
+        if m:
+            groups.setdefault(f"msKPP {m.group(1)}", []).append(m.group(2) + "K")
+            continue
+        m = re.match(r"data_copy_ub_s(\d)_\w+$", n)
+        if m:
+            groups.setdefault("data_copy", []).append("S" + m.group(1))
+            continue
+        m = re.match(r"add_hp_case(\d)_\w+$", n)
+        if m:
+            groups.setdefault("add case", []).append(m.group(1))
+            continue
+        groups.setdefault(n, [])
+    parts = [f"{g} {'/'.join(v)}" if v else g for g, v in groups.items()]
+    return f"{head}: {', '.join(parts)}{tail}"
+
+
 def kind(source: str) -> str:
     if source.startswith("fit on"):
         return "fitted"
@@ -42,7 +71,7 @@ def parameters() -> None:
     print("|---|" + "---|" * len(SOCS) + "---|")
     for name in ps[0].fields():
         vals = [f"{fmt(getattr(p, name).value)} ({kind(getattr(p, name).source)})" for p in ps]
-        a2, s950 = getattr(ps[0], name).source, getattr(ps[1], name).source
+        a2, s950 = short(getattr(ps[0], name).source), short(getattr(ps[1], name).source)
         src = a2 if a2 == s950 else f"{a2}; 950: {s950}"
         print(f"| `{name}` | " + " | ".join(vals) + f" | {src} |")
 
