@@ -2,8 +2,10 @@
 
 For each case (op, shapes, dtypes) and SoC the twin runs our kernel with the time model on (docs/timing.md) and
 reports GM bytes, vector instructions (256-byte repeats), API calls and DMA instructions per element, tiles per core,
-the modelled microseconds, the pipe that bounds the launch and the percentage of the call's memory roofline (the
-call's minimum GM bytes at the chip's bandwidth, divided by the modelled time).
+the modelled microseconds with their error band (the held-out errors of the launch's regime, lossgrad.timing.bands),
+the pipe that bounds the launch and the percentage of the call's memory roofline (the HBM time of the call's minimum
+GM bytes: reads at the HBM read bandwidth, writes beyond what L2 holds at the write bandwidth; divided by the
+modelled time), with the same band.
 
 Beside it stands the aclnn composition that ops-nn documents for the op (ops_semantics §1.3, §2.3, §3.3, §4.3, §7):
 BroadcastTo passes for inputs whose shape differs from the broadcast shape, Cast passes to the computation dtype, the
@@ -67,6 +69,8 @@ class Measure:
     passes: tuple[str, ...] = field(default_factory=tuple)
     event_ids_peak: int = 0            # most queue/sync event IDs of one type held at once on a core (twin)
     time_us: float | None = None       # modelled (None: timing off)
+    band_us: tuple[float, float] | None = None  # where the held-out cases of the launch's regime put the true time
+    regime: str | None = None          # the longest launch's regime ("latency" | "mixed" | "bandwidth")
     bound: str | None = None           # the bounding pipe of the longest launch, or "latency"
     timing: Any = field(default=None, repr=False, compare=False)  # our launch's Timing (for --trace)
 
@@ -79,7 +83,7 @@ class Row:
     shapes: Shapes
     dtypes: tuple[str, str, str]
     elements: int                      # broadcast (iteration) elements
-    roofline_us: float | None          # the call's minimum GM bytes at the chip's bandwidth
+    roofline_us: float | None          # the HBM time of the call's minimum GM bytes (Timing.roofline_us)
     ours: Measure
     aclnn: Measure
 
@@ -87,6 +91,12 @@ class Row:
         if m.time_us is None or not self.roofline_us:
             return None
         return 100.0 * self.roofline_us / m.time_us
+
+    def pct_roofline_band(self, m: Measure) -> list[float] | None:
+        """% of roofline at the two ends of the time's band (low % at the slow end)."""
+        if m.band_us is None or not self.roofline_us:
+            return None
+        return [100.0 * self.roofline_us / m.band_us[1], 100.0 * self.roofline_us / m.band_us[0]]
 
     def as_dict(self) -> dict[str, Any]:
         n = self.elements
@@ -96,7 +106,9 @@ class Row:
                     "api_calls_per_elem": m.vec_calls / n, "dma_per_elem": m.dma_calls / n,
                     "tiles_per_core": m.tiles_per_core, "block_dim": m.block_dim, "launches": m.launches,
                     "event_ids_peak": m.event_ids_peak, "passes": list(m.passes),
-                    "modelled_us": m.time_us, "bound": m.bound, "pct_roofline": self.pct_roofline(m)}
+                    "modelled_us": m.time_us, "band_us": None if m.band_us is None else list(m.band_us),
+                    "regime": m.regime, "bound": m.bound, "pct_roofline": self.pct_roofline(m),
+                    "pct_roofline_band": self.pct_roofline_band(m)}
 
         return {"op": self.op, "scenario": self.scenario, "soc": self.soc, "shapes": [list(s) for s in self.shapes],
                 "dtypes": list(self.dtypes), "elements": n, "roofline_us": self.roofline_us,
@@ -128,7 +140,8 @@ def _measure(p: Profile, passes: tuple[str, ...] = ("kernel",)) -> Measure:
     return Measure(gm_bytes=c["gm_bytes_read"] + c["gm_bytes_written"], vec_repeats=c["vec_repeats"],
                    vec_calls=c["vec_calls"], dma_calls=c["dma_calls"], tiles_per_core=c["tiles_per_core"],
                    block_dim=p.block_dim, passes=passes, event_ids_peak=c["event_ids_peak"],
-                   time_us=None if t is None else t.total_us, bound=None if t is None else t.bound, timing=t)
+                   time_us=None if t is None else t.total_us, band_us=None if t is None else t.band_us,
+                   regime=None if t is None else t.regime, bound=None if t is None else t.bound, timing=t)
 
 
 def buffering_note(soc: str, ops: list[str] | None = None) -> str:
@@ -155,7 +168,8 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
     arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
     gm, repeats, calls, dmas, launches, passes = 0, 0, 0, 0, 0, []
     time_us: float | None = 0.0 if timing else None
-    slowest: tuple[float, str | None] = (-1.0, None)
+    band = [0.0, 0.0]                  # the launches' bands add up (each launch's own regime)
+    slowest: tuple[float, str | None, str | None] = (-1.0, None, None)
 
     def add_pass(name: str, in_bytes: int, out_bytes: int, vec_repeats: int) -> None:
         nonlocal gm, repeats, calls, dmas, launches, time_us, slowest
@@ -169,8 +183,10 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
         if timing:
             assert time_us is not None and p.timing is not None
             time_us += p.timing.total_us
+            band[0] += p.timing.band_us[0]
+            band[1] += p.timing.band_us[1]
             if p.timing.total_us > slowest[0]:
-                slowest = (p.timing.total_us, p.timing.bound)
+                slowest = (p.timing.total_us, p.timing.bound, p.timing.regime)
 
     materialised: dict[str, np.ndarray] = {}
     for role, arr in arrays.items():
@@ -195,8 +211,11 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
     if timing:
         assert time_us is not None and k.time_us is not None
         time_us += k.time_us
+        assert k.band_us is not None
+        band[0] += k.band_us[0]
+        band[1] += k.band_us[1]
         if k.time_us > slowest[0]:
-            slowest = (k.time_us, k.bound)
+            slowest = (k.time_us, k.bound, k.regime)
     out_n = math.prod(call.out_shape)
     kout = tuple(kprof.output.shape)
     if kout != tuple(call.out_shape):  # KL: ReduceSum back to self's shape
@@ -207,7 +226,9 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
                  out_n * call.out_dtype.itemsize, math.ceil(out_n * 4 / 256))
     return Measure(gm_bytes=gm, vec_repeats=repeats, vec_calls=calls, dma_calls=dmas,
                    tiles_per_core=k.tiles_per_core, block_dim=k.block_dim, launches=launches, passes=tuple(passes),
-                   event_ids_peak=k.event_ids_peak, time_us=time_us, bound=slowest[1] if timing else None)
+                   event_ids_peak=k.event_ids_peak, time_us=time_us,
+                   band_us=(band[0], band[1]) if timing else None, regime=slowest[2] if timing else None,
+                   bound=slowest[1] if timing else None)
 
 
 def _kernel_attrs(call: Call) -> dict[str, Any]:
@@ -407,7 +428,8 @@ def trace_events(rows: Sequence[Row], zero_length: bool = False) -> list[dict[st
         name_process(cases_pid, f"{r.soc} cases", ("launch",))
         events.append({"ph": "X", "name": f"{r.op} {r.scenario}", "cat": "case", "pid": cases_pid, "tid": 0,
                        "ts": offset, "dur": t.total_us,
-                       "args": {"bound": t.bound, "roofline_us": t.roofline_us, "modelled_us": t.total_us}})
+                       "args": {"bound": t.bound, "roofline_us": t.roofline_us, "modelled_us": t.total_us,
+                                "band_us": list(t.band_us), "regime": t.regime}})
         clock[r.soc] = offset + t.total_us + gap_us
     return events
 
@@ -500,16 +522,20 @@ def plot_roofline(rows: Sequence[Row], path: str, fmt: str | None = None) -> Non
         ax.scatter([r.aclnn.gm_bytes], [r.aclnn.time_us], marker=marker[r.soc], facecolors="white",
                    edgecolors=colour[r.op], linewidths=1.3, s=42, zorder=2)
         ax.scatter([r.ours.gm_bytes], [r.ours.time_us], marker=marker[r.soc], color=colour[r.op], s=42, zorder=3)
+        if r.ours.band_us is not None:  # where the held-out cases of the launch's regime put the true time
+            ax.errorbar([r.ours.gm_bytes], [r.ours.time_us], yerr=[[r.ours.time_us - r.ours.band_us[0]],
+                        [r.ours.band_us[1] - r.ours.time_us]], fmt="none", ecolor=colour[r.op], elinewidth=0.8,
+                        capsize=2, zorder=3)
     lo = min(min(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed) / 1.5
     hi = max(max(r.ours.gm_bytes, r.aclnn.gm_bytes) for r in timed) * 1.5
     roof_handles = []
     for i, soc in enumerate(socs):
-        bw = params_for(soc).chip_bandwidth_gbps.value
+        bw = params_for(soc).hbm_read_gbps.value
         if not bw:
             continue
         c, style = _LINE_STYLES[i % len(_LINE_STYLES)]
         (line,) = ax.plot([lo, hi], [lo / (bw * 1e3), hi / (bw * 1e3)], color=c, linestyle=style, linewidth=1.2,
-                          zorder=0, label=f"roofline {soc} ({bw:g} GB/s)")
+                          zorder=0, label=f"roofline {soc} ({bw:g} GB/s HBM read)")
         roof_handles.append(line)
     ax.set_xscale("log")
     ax.set_yscale("log")

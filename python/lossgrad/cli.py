@@ -636,8 +636,10 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
     if as_json:
         click.echo(json.dumps({k: [r.as_dict() for r in v] for k, v in sections.items()}, indent=1))
         return
-    click.echo("modelled time: the twin's pipe-level time model (docs/timing.md), not a measurement; "
-               "%roof = the call's minimum GM bytes at the chip's bandwidth / modelled time")
+    click.echo("modelled time: the twin's pipe-level time model (docs/timing.md), not a measurement; band = where "
+               "the held-out published timings of the launch's regime fell (10th-90th percentile); "
+               "%roof = the HBM time of the call's minimum GM bytes (reads; writes beyond L2) / modelled time (its "
+               "band from the time's)")
     for soc in soc_names:
         click.echo(f"{soc}: " + twin_bench.buffering_note(soc, list(ops) or None))
         for note in twin_bench.timing_notes(soc) if timing else ():
@@ -645,8 +647,8 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
     for title, rows in sections.items():
         click.echo(f"\n{title}:  ours | aclnn composition (BroadcastTo/Cast/ReduceSum passes + kernel, one launch each)")
         click.echo(f"{'op':<24}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
-                   f"{'bound':>7}{'%roof':>6} |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'bound':>7}{'%roof':>6}"
-                   f"{'launch':>7}{'speedup':>8}")
+                   f"{'band us':>16}{'bound':>8}{'%roof':>11} |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'band us':>16}"
+                   f"{'bound':>8}{'%roof':>11}{'launch':>7}{'speedup':>8}")
         for r in rows:
             d = r.as_dict()
             o, a = d["ours"], d["aclnn_composition"]
@@ -654,12 +656,21 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
             def num(x: Any, fmt: str) -> str:
                 return "-" if x is None else format(x, fmt)
 
+            def rng(x: Any, fmt: str) -> str:
+                return "-" if x is None else f"{x[0]:{fmt}}-{x[1]:{fmt}}"
+
+            def pct(side: dict) -> str:
+                if side["pct_roofline"] is None:
+                    return "-"
+                b = side["pct_roofline_band"]
+                return f"{side['pct_roofline']:.0f}" + ("" if b is None else f"({b[0]:.0f}-{b[1]:.0f})")
+
             click.echo(f"{r.op:<24}{r.scenario[:33]:<34}{o['gm_bytes_per_elem']:>7.2f}"
                        f"{o['vec_instr_per_elem']:>8.3f}{o['api_calls_per_elem']:>8.4f}{o['dma_per_elem']:>8.4f}"
-                       f"{num(o['modelled_us'], '.1f'):>9}{o['bound'] or '-':>7}{num(o['pct_roofline'], '.0f'):>6} |"
-                       f"{a['gm_bytes_per_elem']:>7.2f}{a['vec_instr_per_elem']:>8.3f}"
-                       f"{num(a['modelled_us'], '.1f'):>9}{a['bound'] or '-':>7}{num(a['pct_roofline'], '.0f'):>6}"
-                       f"{a['launches']:>7}{num(d['speedup'], '.2f'):>8}")
+                       f"{num(o['modelled_us'], '.1f'):>9}{rng(o['band_us'], '.1f'):>16}{o['bound'] or '-':>8}"
+                       f"{pct(o):>11} |{a['gm_bytes_per_elem']:>7.2f}{a['vec_instr_per_elem']:>8.3f}"
+                       f"{num(a['modelled_us'], '.1f'):>9}{rng(a['band_us'], '.1f'):>16}{a['bound'] or '-':>8}"
+                       f"{pct(a):>11}{a['launches']:>7}{num(d['speedup'], '.2f'):>8}")
     if trace_path:
         click.echo(f"\ntimeline: {trace_path} (Chrome trace JSON; open in https://ui.perfetto.dev or chrome://tracing)")
     if plot_path:

@@ -2,7 +2,8 @@
 on the part (the twin's time model, docs/timing.md).
 
     p = lossgrad.profile("mse", grad, self, target, "mean", soc="Ascend910B1")
-    p.output, p.block_dim, p.tiling, p.counters, p.timing.total_us, p.timing.bound
+    p.output, p.block_dim, p.tiling, p.counters, p.timing.total_us, p.timing.bound, p.timing.band_us
+    print(p.describe())     # modelled time with its regime's error band, % of roofline, per-pipe busy times
 
 The counters are the twin's exact per-core counts, summed over the launch (docs/twin.md); `tiles_per_core` is the
 mean over the cores that ran. Invalid calls raise `LossGradError` exactly as the op functions do.
@@ -20,7 +21,7 @@ from .runners import no_launch_result
 from .socs import Soc
 from .validation import Call, validate
 
-__all__ = ["Profile", "profile", "counters_of"]
+__all__ = ["Profile", "profile", "counters_of", "pct_roofline"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,29 @@ class Profile:
         return {"op": self.op, "soc": self.soc, "block_dim": self.block_dim, "tiling": dict(self.tiling),
                 "counters": dict(self.counters),
                 "timing": None if self.timing is None else self.timing.as_dict()}
+
+    def describe(self) -> str:
+        """The modelled time beside its error band and % of roofline, and msprof's per-pipe view (docs/timing.md)."""
+        head = f"{self.op} on {self.soc}, {self.block_dim} cores"
+        t = self.timing
+        if t is None:
+            return head + ": no modelled time (timing off, or a call that launches nothing)"
+        lo, hi = t.band_us
+        lines = [head + f": modelled {t.total_us:.1f} us (band {lo:.1f}-{hi:.1f} us, {t.regime} regime; "
+                 f"bound {t.bound}), L2 {t.l2}"]
+        if t.roofline_us > 0:
+            lines.append(f"  % of roofline {pct_roofline(t.roofline_us, t.total_us):.0f} "
+                         f"(band {pct_roofline(t.roofline_us, hi):.0f}-{pct_roofline(t.roofline_us, lo):.0f})")
+        m = t.msprof()
+        lines.append("  msprof view (mean over cores, us): " + ", ".join(
+            f"{k[:-3]} {v:.2f}" for k, v in m.items() if k != "task_duration_us"))
+        lines += [f"  note: {n}" for n in t.notes]
+        return "\n".join(lines)
+
+
+def pct_roofline(roofline_us: float, time_us: float) -> float:
+    """The call's memory roofline as a percentage of a time."""
+    return 100.0 * roofline_us / time_us if time_us > 0 else 0.0
 
 
 def counters_of(report: Any) -> dict[str, Any]:
@@ -68,12 +92,14 @@ def _counters(cores: Any, api: Any) -> dict[str, Any]:
 
 def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
             soc: "str | Soc | None" = None, out_dtype: Any = None, timing: bool = True,
-            auto_sync: bool | None = None, **attrs: Any) -> Profile:
+            auto_sync: bool | None = None, l2: str = "cold", **attrs: Any) -> Profile:
     """Run `op` (any of its names) on the twin for `soc` and return its output, tiling, counters and modelled time.
 
     `attrs` are the op's attributes by name (`beta=` for SmoothL1, `log_target=` for KL). `auto_sync` None takes the
-    LOSSGRAD_TWIN_AUTO_SYNC setting, as every twin run does. Every argument is checked before anything is compiled
-    or allocated (a call whose memory cannot be had raises lossgrad.errors.OutputTooLarge)."""
+    LOSSGRAD_TWIN_AUTO_SYNC setting, as every twin run does. `l2`: the inputs' L2 state for the time model, "cold"
+    (a first call, the default) or "warm" (the same call ran just before, its data still in L2). Every argument is
+    checked before anything is compiled or allocated (a call whose memory cannot be had raises
+    lossgrad.errors.OutputTooLarge)."""
     try:
         spec = get_op(op)
     except KeyError as exc:
@@ -83,6 +109,8 @@ def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = 
     if auto_sync is not None and not isinstance(auto_sync, (bool, np.bool_)):  # before anything is compiled
         raise invalid_error(f"auto_sync: expected True, False or None, got {type(auto_sync).__name__} "
                             f"{auto_sync!r:.40}")
+    if l2 not in ("cold", "warm"):
+        raise invalid_error(f"l2: expected 'cold' or 'warm', got {l2!r}")
     call = validate(spec, grad_output, self, target, reduction, attrs or None, out_dtype=out_dtype, soc=soc)
     from .memory import require as require_memory
     require_memory(call)
@@ -90,7 +118,7 @@ def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = 
         return Profile(op=spec.name, soc=call.soc.name, output=no_launch_result(call), block_dim=0, tiling={},
                        counters=_counters((), {}), timing=None, call=call)
     from .runners.twin import run_twin
-    run = run_twin(call, auto_sync=auto_sync, timing=timing)
+    run = run_twin(call, auto_sync=auto_sync, timing=timing, l2=l2)
     tiling = dict(run.plan.fields)  # the struct's own fields, `modes` (2 bits per input) among them, untouched
     tiling.update(block_dim=run.plan.block_dim, tiling_key=run.plan.tiling_key, operand_modes=dict(run.plan.modes),
                   ub_bytes=run.plan.ub_bytes, ub_budget=run.plan.ub_budget, workspace_bytes=run.plan.workspace_bytes)

@@ -54,6 +54,14 @@ def test_bench_shapes_and_json() -> None:
     (rows,) = out.values()
     assert len(rows) == 1 and rows[0]["shapes"] == [[], [64, 4096], [4096]]
     assert rows[0]["ours"]["modelled_us"] >= rows[0]["roofline_us"] > 0
+    # every modelled time carries its regime's error band, and % of roofline the same band (docs/timing.md)
+    for side in ("ours", "aclnn_composition"):
+        s = rows[0][side]
+        lo, hi = s["band_us"]
+        assert lo <= s["modelled_us"] <= hi and lo > 0
+        assert s["regime"] in ("latency", "mixed", "bandwidth")
+        plo, phi = s["pct_roofline_band"]
+        assert plo <= s["pct_roofline"] <= phi
 
 
 @pytest.mark.parametrize("bad", ["(2,3)", "();(2,x);(2,)", "(2);(3)"])

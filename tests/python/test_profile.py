@@ -42,9 +42,11 @@ def test_profile_every_op_and_soc(op: str, soc: str) -> None:
     assert p.tiling["block_dim"] == p.block_dim
     t_ = p.timing
     assert t_ is not None and t_.soc == soc
-    assert t_.total_us >= t_.roofline_us > 0       # never faster than the memory roofline
+    assert t_.total_us >= t_.roofline_us > 0       # a cold call is never faster than its HBM roofline
     assert t_.bound in PIPES | {"latency"}
     assert len(t_.per_core) == p.block_dim and all(set(c) == PIPES for c in t_.per_core)
+    text = p.describe()                           # the time with its band, % of roofline with its band
+    assert f"{t_.total_us:.1f} us" in text and "band" in text and "% of roofline" in text
 
 
 def test_profile_op_by_any_name_and_without_timing() -> None:
@@ -87,12 +89,12 @@ def test_profile_of_a_call_that_launches_nothing() -> None:
 
 
 @pytest.mark.parametrize("bad", [
-    dict(op="nope"), dict(reduction="batchmean"), dict(attrs={"beta": 1.0}), dict(timing="yes")])
+    dict(op="nope"), dict(reduction="batchmean"), dict(attrs={"beta": 1.0}), dict(timing="yes"), dict(l2="hot")])
 def test_profile_refuses_invalid_calls(bad: dict) -> None:
     g, s, t = _inputs((4, 4))
     with pytest.raises(LossGradError) as exc:
         lossgrad.profile(bad.get("op", "l1"), g, s, t, bad.get("reduction", "mean"),
-                         timing=bad.get("timing", False), **bad.get("attrs", {}))
+                         timing=bad.get("timing", False), l2=bad.get("l2", "cold"), **bad.get("attrs", {}))
     assert exc.value.code == 161002
 
 

@@ -1,6 +1,6 @@
 """The scheduler on small hand-written event logs (no compile): each test states the schedule the model must give,
 with the provisional round-number parameters of conftest.py (1 GHz: 1 cycle = 1 ns; 100 GB/s per copy = 100 bytes
-per ns; 800 GB/s for the chip)."""
+per ns; 800 GB/s of HBM for the chip; no copy latency and no L2 unless a test sets them)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from _timing_support import provisional_params
-from lossgrad.timing.events import DTYPES, MTE2, MTE3, NO_ADDR, S, V, LogBuilder, make_log
+from lossgrad.timing.events import CACHE_DISABLE, DTYPES, MTE2, MTE3, NO_ADDR, S, V, LogBuilder, make_log
 from lossgrad.timing.replay import bank_conflicts, repeat_span, replay
 
 NS = 1e-3  # one nanosecond in microseconds
@@ -70,7 +70,7 @@ def test_eight_cores_saturate_the_chip_bandwidth(params):
 def test_cores_share_bandwidth_in_proportion_to_their_rates():
     # Two cores, one copies at 100 GB/s, the other's copy is unaligned (half rate); the chip gives 100 GB/s:
     # shares 2/3 and 1/3 of the chip while both copy.
-    p = provisional_params(chip_bandwidth_gbps=100.0, unaligned_gm_factor=0.5, gm_align_bytes=32)
+    p = provisional_params(hbm_read_gbps=100.0, unaligned_gm_factor=0.5, gm_align_bytes=32)
     a, b = LogBuilder(), LogBuilder()
     a.copy_in(10_000)
     b.copy_in(10_000, gm_off=4)
@@ -82,7 +82,7 @@ def test_cores_share_bandwidth_in_proportion_to_their_rates():
 
 
 def test_reads_and_writes_share_the_chip_bandwidth():
-    p = provisional_params(chip_bandwidth_gbps=100.0)
+    p = provisional_params(hbm_read_gbps=100.0, hbm_write_gbps=100.0)
     b = LogBuilder()
     b.copy_in(10_000)
     b.copy_out(10_000)
@@ -90,21 +90,123 @@ def test_reads_and_writes_share_the_chip_bandwidth():
     assert t.total_us == pytest.approx(200 * NS)  # 20,000 bytes through 100 B/ns, MTE2 and MTE3 at once
 
 
-def test_copy_size_curve_is_log_linear():
-    p = provisional_params(mte2_curve=((1024, 10.0), (4096, 30.0)))
+def test_a_write_byte_costs_read_over_write_bandwidth():
+    # HBM reads 100 B/ns, writes 50: beside a read each write byte takes two read bytes of the channel, so the
+    # 10,000 read and 10,000 written bytes take 10,000 + 2 x 10,000 bytes of it at 100 B/ns.
+    p = provisional_params(hbm_read_gbps=100.0, hbm_write_gbps=50.0)
     b = LogBuilder()
-    b.copy_in(2048)  # halfway in log2(bytes): 20 GB/s
-    assert replay(make_log([b]), p).total_us == pytest.approx(2048 / 20 * NS)
+    b.copy_in(10_000)
+    b.copy_out(10_000)
+    assert replay(make_log([b]), p).total_us == pytest.approx(300 * NS)
+
+
+def _copy_params(**over: object):
+    return provisional_params(mte2_latency_ns=100.0, mte2_issue_cycles=10.0, mte2_link_gbps=200.0,
+                              mte2_core_gbps=50.0, **over)
+
+
+def test_one_copy_costs_latency_issue_and_link_or_the_core_rate():
+    # Alone, with a wait after it: max(latency + issue + s / link, s / core).
+    for nbytes, want in ((1_000, 100 + 10 + 5), (100_000, 2_000)):
+        b = LogBuilder()
+        b.copy_in(nbytes)
+        b.set(MTE2, 1)
+        b.wait(V, 1)
+        assert replay(make_log([b]), _copy_params()).total_us == pytest.approx(want * NS), nbytes
+
+
+def test_copy_latency_is_paid_by_what_waits_not_by_the_next_copy():
+    # Two 1,000-byte copies: the pipe is busy max(10 + 5, 20) = 20 ns for each, so the second starts at 20; the V
+    # wait sees the second copy's data at 40 + (100 + 15 - 20) = 135. A stream of 10 copies without a wait: 200.
     b = LogBuilder()
-    b.copy_in(1 << 20)  # beyond the last point: its value
-    assert replay(make_log([b]), p).total_us == pytest.approx((1 << 20) / 30 * NS)
+    b.copy_in(1_000)
+    b.copy_in(1_000)
+    b.set(MTE2, 1)
+    b.wait(V, 1)
+    b.vec("Add", 1)
+    assert replay(make_log([b]), _copy_params()).total_us == pytest.approx((135 + 1) * NS)
+    stream = LogBuilder()
+    for _ in range(10):
+        stream.copy_in(1_000)
+    t = replay(make_log([stream]), _copy_params())
+    assert t.total_us == pytest.approx((200 + 95) * NS)   # the kernel's end waits for the last copy's data
+    assert t.per_core[0]["MTE2"] == pytest.approx(295 * NS)  # busy from the first start to the last data
 
 
 def test_copy_overheads():
-    p = provisional_params(copy_overhead_cycles=50.0, burst_overhead_cycles=10.0)
+    p = provisional_params(mte2_issue_cycles=50.0, burst_overhead_cycles=10.0)
     b = LogBuilder()
     b.copy_in(10_000, bursts=4)
     assert replay(make_log([b]), p).total_us == pytest.approx((50 + 3 * 10 + 100) * NS)
+
+
+def _l2(**over: object):
+    return provisional_params(l2_gbps=10_000.0, l2_bytes=100_000, hbm_latency_ns=100.0, **over)
+
+
+def test_a_reread_hits_l2_and_skips_the_hbm_latency():
+    # The same 10,000 bytes read twice, the second read after a vector op that waited for the first: the first from
+    # HBM (100 ns of transfer, +100 ns latency), the second from L2 (100 ns, no extra latency).
+    b = LogBuilder()
+    b.copy_in(10_000)
+    b.set(MTE2, 1)
+    b.wait(V, 1)
+    b.vec("Add", 1)
+    b.set(V, 2)
+    b.wait(MTE2, 2)
+    b.copy_in(10_000)
+    b.set(MTE2, 3)
+    b.wait(V, 3)
+    t = replay(make_log([b]), _l2())
+    assert t.total_us == pytest.approx((100 + 100 + 1 + 100) * NS)
+    assert t.l2_hit_bytes == 10_000 and t.hbm_bytes == 10_000
+
+
+def test_warm_inputs_hit_l2():
+    b = LogBuilder()
+    b.copy_in(10_000)
+    b.set(MTE2, 1)
+    b.wait(V, 1)
+    cold = replay(make_log([b]), _l2())
+    warm = replay(make_log([b]), _l2(), l2="warm")
+    assert cold.total_us == pytest.approx(200 * NS) and warm.total_us == pytest.approx(100 * NS)
+    assert warm.l2 == "warm" and warm.l2_hit_bytes == 10_000
+
+
+def test_l2_capacity_and_bypass():
+    # A 60,000-byte extent read twice with 60,000 other bytes between: 120,000 > the 100,000-byte L2, so the re-read
+    # misses; the same with the other bytes read past L2 (CACHE_MODE_DISABLE) hits.
+    for cache, hits in ((1, 0), (CACHE_DISABLE, 60_000)):
+        b = LogBuilder()
+        b.copy_in(60_000, gm_buf=0)
+        b.copy_in(60_000, gm_buf=1, cache=cache)
+        b.copy_in(60_000, gm_buf=0)
+        assert replay(make_log([b]), _l2()).l2_hit_bytes == hits, cache
+
+
+def test_writes_stay_in_l2_unless_evicted():
+    small, big = LogBuilder(), LogBuilder()
+    small.copy_out(50_000)
+    for k in range(3):
+        big.copy_out(50_000, gm_off=50_000 * k)
+    assert replay(make_log([small]), _l2()).l2_absorbed_bytes == 50_000
+    t = replay(make_log([big]), _l2())
+    assert t.l2_absorbed_bytes == 100_000 and t.hbm_bytes == 50_000  # the first write was evicted
+
+
+def test_cores_start_skewed_after_their_set_up():
+    p = provisional_params(launch_us=1.0, tail_us=0.5, core_skew_us=0.2, core_init_cycles=100.0)
+    logs = []
+    for _ in range(3):
+        b = LogBuilder()
+        b.vec("Add", 100)
+        logs.append(b)
+    t = replay(make_log(logs), p)
+    # core 2 starts at 1.0 + 2 x 0.2, sets up for 100 ns, computes for 100 ns; the task ends 0.5 later
+    assert t.total_us == pytest.approx(1.0 + 0.4 + 0.2 + 0.5)
+    assert t.core_us == pytest.approx((0.2, 0.2, 0.2))
+    assert t.aiv_us == pytest.approx(0.2) and t.span_us == pytest.approx(0.6)
+    assert t.per_core[0]["S"] == pytest.approx(0.1)
 
 
 def test_bank_rule_matches_the_devkit_scenarios():
@@ -249,6 +351,9 @@ def test_trace_is_chrome_json(params):
     assert vec["args"]["repeats"] == 10 and vec["args"]["dtype"] == "float"
     d = t.as_dict()
     assert json.loads(json.dumps(d))["bound"] == t.bound and len(d["per_core"]) == 2
+    assert set(d["msprof"]) == {"task_duration_us", "aiv_time_us", "aiv_vec_time_us", "aiv_scalar_time_us",
+                                "aiv_mte2_time_us", "aiv_mte3_time_us"}
+    assert d["regime"] in ("latency", "mixed", "bandwidth") and len(d["band_us"]) == 2
 
 
 def test_vector_cost_by_class_and_dtype():
@@ -376,3 +481,20 @@ def test_a_partial_single_repeat_reads_only_its_lanes():
     assert bank_conflicts(0, 0, 128, repeat_span(2, 128, DTYPES.index("float")))[0]
     assert repeat_span(1, 64, DTYPES.index("float")) == 256
     assert repeat_span(1, 20, DTYPES.index("half")) == 64
+
+
+def test_a_set_after_a_copy_does_not_hold_its_pipe():
+    # EnQue's set fires when the copy's data are visible (135 ns for the second copy), but the next copy on MTE2
+    # starts after the first copy's occupancy, not after the set fired.
+    b = LogBuilder()
+    b.copy_in(1_000)
+    b.set(MTE2, 1, api="TQue::EnQue")
+    b.copy_in(1_000)
+    b.set(MTE2, 2, api="TQue::EnQue")
+    b.wait(V, 1)
+    b.wait(V, 2)
+    b.vec("Add", 1)
+    t = replay(make_log([b]), _copy_params())
+    copies = sorted(e["ts"] for e in t.trace() if e["tid"] == "MTE2" and e["args"].get("bytes"))
+    assert copies == [pytest.approx(0.0), pytest.approx(20 * NS)]
+    assert t.total_us == pytest.approx((135 + 1) * NS)

@@ -164,7 +164,7 @@ def test_trace_has_one_track_per_core_and_pipe():
 
 
 def test_any_params_object_drives_the_replay():
-    slow = mul_add(8 * TILE, timing=provisional_params(mte2_curve=((32, 50.0), (1 << 20, 50.0)))).timing
+    slow = mul_add(8 * TILE, timing=provisional_params(mte2_link_gbps=50.0, mte2_core_gbps=50.0)).timing
     fast = mul_add(8 * TILE).timing
     assert slow.per_core[0]["MTE2"] == pytest.approx(2 * fast.per_core[0]["MTE2"])
 
@@ -249,3 +249,16 @@ def test_sign_is_logged_with_its_chunks(tmp_path):
     assert rep.events.api_names[int(sign["api"])] == "Sign"
     assert int(sign["gm_buf"]) == 4 and int(sign["d"]) == 4   # ceil(200 / 64) chunks; 200 floats = 4 repeats
     assert int(vec[0]["gm_buf"]) == -1
+
+
+def test_l2_cache_hint_travels_with_the_copies():
+    # calib_data_copy mode 3 sets CACHE_MODE_DISABLE on its GlobalTensor (data_copy scenario 7); mode 0 leaves it.
+    from lossgrad.timing.cases import KERNEL_DIR
+    flags = {}
+    for mode in (0, 3):
+        args = [np.zeros((64, 256), np.float16), np.array([64, 256, 16, 64, mode], np.uint32)]
+        rep = run_kernel(KERNEL_DIR / "calib_data_copy.cpp", "calib_data_copy", 2, args, soc="Ascend910B1",
+                         timing=provisional_params())
+        copies = np.concatenate([kinds(c, ev.COPY) for c in rep.events.cores])
+        flags[mode] = set(copies["flags"].tolist())
+    assert flags == {0: {ev.CACHE_NORMAL}, 3: {ev.CACHE_DISABLE}}

@@ -42,11 +42,12 @@ class TwinRun:
     inputs: dict[str, np.ndarray]  # the kernel views the kernel read (broadcast views compacted)
 
 
-def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False,
+def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False, l2: str = "cold",
              undetermined: str = "check") -> TwinRun:
     """Launch the call's kernel on the twin; `auto_sync` None takes the LOSSGRAD_TWIN_AUTO_SYNC setting; `timing`
-    adds the time model's figures to the report (report.timing, docs/timing.md); `undetermined` as run_kernel's
-    (device behaviour public sources leave open: "check" faults when the output depends on it)."""
+    adds the time model's figures to the report (report.timing, docs/timing.md), with the inputs' L2 state `l2`
+    ("cold": a first call, "warm": the same call ran just before); `undetermined` as run_kernel's (device behaviour
+    public sources leave open: "check" faults when the output depends on it)."""
     if auto_sync is None:
         auto_sync = default_auto_sync()
     args = prepare(call)
@@ -76,13 +77,13 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False,
     try:
         report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
                             auto_sync=auto_sync, timing=timing, label=label,
-                            undetermined=undetermined)
+                            undetermined=undetermined, l2=l2)
     except FileNotFoundError:  # the kernel cache was deleted meanwhile (the README calls it safe to delete)
         with cache_space("writing a kernel source"):
             source = render()
         report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
                             auto_sync=auto_sync, timing=timing, label=label,
-                            undetermined=undetermined)
+                            undetermined=undetermined, l2=l2)
     check_padding(device, out_bytes)
     out = device[:out_bytes].view(call.out_dtype.np_dtype).reshape(call.out_shape)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)

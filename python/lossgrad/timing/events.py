@@ -18,7 +18,8 @@ assert RECORD.itemsize == 40
 # Record kinds (twin::TimeKind) and what their fields mean.
 COPY = 1         # pipe MTE2/MTE3: a = UB addr, b = bursts, c = longest burst bytes, gm_buf, x = GM bytes, y = GM offset
                  #   of the first burst, d = bursts whose GM offset is not 32-byte aligned (bits 0-15) and not
-                 #   128-byte aligned (bits 16-31)
+                 #   128-byte aligned (bits 16-31), flags = the GlobalTensor's AscendC::CacheMode (0 = DISABLE:
+                 #   past L2; 1 = NORMAL, the default)
 VEC = 2          # pipe V: a = dst, b = src0, c = src1 UB addr (NO_ADDR: none), d = repeats, dtype, x = elements,
                  #   y = V sequence number (1-based count of VEC records) of the vector op it depends on, 0 = none,
                  #   gm_buf = chunks of a high-level API's instruction sequence (model.COMPOSITE), -1 = one instruction
@@ -36,6 +37,7 @@ S, V, MTE2, MTE3 = range(4)
 DTYPES = ("?", "half", "float", "bfloat16_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t",
           "int64_t", "uint64_t", "bool", "double")
 NO_ADDR = 0xFFFFFFFF
+CACHE_DISABLE, CACHE_NORMAL = 0, 1   # AscendC::CacheMode values a copy record carries in `flags`
 
 
 @dataclass(frozen=True)
@@ -75,25 +77,26 @@ class LogBuilder:
         return self.api_names.index(name)
 
     def _row(self, kind: int, pipe: int, *, dtype: int = 0, api: str = "?", gm_buf: int = -1, a: int = NO_ADDR,
-             b: int = NO_ADDR, c: int = NO_ADDR, d: int = 0, x: int = 0, y: int = 0) -> None:
-        self._rows.append((kind, pipe, dtype, 0, self._api(api), gm_buf, a, b, c, d, x, y))
+             b: int = NO_ADDR, c: int = NO_ADDR, d: int = 0, x: int = 0, y: int = 0, flags: int = 0) -> None:
+        self._rows.append((kind, pipe, dtype, flags, self._api(api), gm_buf, a, b, c, d, x, y))
 
     def _copy(self, pipe: int, nbytes: int, ub: int, gm_off: int, bursts: int, gm_buf: int, api: str,
-              pitch: int | None) -> None:
+              pitch: int | None, cache: int) -> None:
         """Bursts of nbytes / bursts bytes, `pitch` bytes apart in GM (default: back to back)."""
         n = max(1, bursts)
         step = nbytes // n if pitch is None else pitch
         offs = [gm_off + k * step for k in range(n)]
         mis = sum(o % 32 != 0 for o in offs) | sum(o % 128 != 0 for o in offs) << 16
-        self._row(COPY, pipe, api=api, gm_buf=gm_buf, a=ub, b=n, c=nbytes // n, d=mis, x=nbytes, y=gm_off)
+        self._row(COPY, pipe, api=api, gm_buf=gm_buf, a=ub, b=n, c=nbytes // n, d=mis, x=nbytes, y=gm_off,
+                  flags=cache)
 
     def copy_in(self, nbytes: int, *, ub: int = 0, gm_off: int = 0, bursts: int = 1, gm_buf: int = 0,
-                api: str = "DataCopy", pitch: int | None = None) -> None:
-        self._copy(MTE2, nbytes, ub, gm_off, bursts, gm_buf, api, pitch)
+                api: str = "DataCopy", pitch: int | None = None, cache: int = CACHE_NORMAL) -> None:
+        self._copy(MTE2, nbytes, ub, gm_off, bursts, gm_buf, api, pitch, cache)
 
     def copy_out(self, nbytes: int, *, ub: int = 0, gm_off: int = 0, bursts: int = 1, gm_buf: int = 1,
-                 api: str = "DataCopy", pitch: int | None = None) -> None:
-        self._copy(MTE3, nbytes, ub, gm_off, bursts, gm_buf, api, pitch)
+                 api: str = "DataCopy", pitch: int | None = None, cache: int = CACHE_NORMAL) -> None:
+        self._copy(MTE3, nbytes, ub, gm_off, bursts, gm_buf, api, pitch, cache)
 
     def vec(self, api: str, repeats: int, *, dtype: str = "float", dst: int = NO_ADDR, src0: int = NO_ADDR,
             src1: int = NO_ADDR, dep: int = 0, elements: int | None = None, chunks: int = -1) -> int:

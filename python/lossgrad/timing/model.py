@@ -3,45 +3,57 @@
 The replay (lossgrad.timing.replay) reads only these fields; their values live in lossgrad.timing.params
 (`params_for(soc) -> TimeParams`), each a `lossgrad.socs.Fact` (value, source, confidence). A value of None means
 "no public figure": the replay then uses the field's documented fallback and adds a note to `Timing.notes`.
+docs/timing.md "Model" explains the structure; here is what each field means (units in the name, all per SoC).
 
-Fields (units in the name; every figure is per SoC):
+Launch
+- ``clock_ghz``: AI Core clock; converts every "cycles" figure to time.
+- ``launch_us``: from the task's start to the first core's start (scheduling to the accelerator).
+- ``core_skew_us``: core k (the k-th block of a wave) starts k x this after the first.
+- ``tail_us``: from the last core's last completion to the task's end (completion response).
+- ``core_init_cycles``: scalar work on every core before its first instruction (kernel entry, argument and tiling
+  reads, pipe initialisation): S-pipe busy, inside the core's time.
 
-- ``clock_ghz``: AI Core clock. Converts every "cycles" figure below to time.
-- ``chip_bandwidth_gbps``: GM (HBM) bandwidth of the whole chip in GB/s (1e9 bytes/s), reads and writes together.
-  Cores that copy at the same time share it: when the sum of their per-core rates exceeds it, each gets a share
-  proportional to its own rate.
-- ``mte2_curve`` / ``mte3_curve``: per-core copy bandwidth against copy size for GM->UB (MTE2) and UB->GM (MTE3):
-  a tuple of ``(bytes, gbps)`` points sorted by bytes; the replay interpolates log-linearly in bytes (linear in
-  log2(bytes)) and holds the end values outside the range. "bytes" is the bytes one DataCopy/DataCopyPad moves.
-- ``copy_overhead_cycles``: fixed cost of one copy instruction on its MTE pipe (issue + first-byte latency), added
-  to bytes / bandwidth. Fallback 0.
-- ``burst_overhead_cycles``: extra cost of each burst after the first (blockCount > 1, DataCopyPad rows).
-  Fallback 0.
-- ``gm_align_bytes`` and ``unaligned_gm_factor``: a copy whose GM address is not a multiple of gm_align_bytes
-  runs at unaligned_gm_factor x its curve bandwidth (factor <= 1). Fallback: no penalty.
-- ``vec_cycles_per_repeat``: a dict ``{class: {dtype: cycles}}``: cycles one 256-byte repeat of an instruction of
-  that class costs once issued. ``class`` is a key of `VEC_CLASSES` (below; `vec_class(api)` maps a twin API name
-  to it); ``dtype`` is a twin dtype name ("float", "half", "bfloat16_t", "int32_t", "int16_t", "uint8_t", ...) or
-  "*" for the class default. A missing class falls back to "default" (required).
-- ``vec_issue_cycles``: fixed cost of every vector instruction (decode/issue, pipeline fill), added once per call.
-- ``vec_dep_latency_cycles``: latency a vector instruction pays when it depends on the result of the previous
-  vector instruction (the PipeBarrier<PIPE_V> bisheng inserts between dependent vector instructions; explicit
-  PipeBarrier<PIPE_V> pays it too). Fallback 0.
-- ``ub_bank_rule``: "a2" models the A2/A3 UB bank-group rule of asc-devkit
-  examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub (16 bank groups of 32-byte rows,
-  bank_id = address bits 17:16, bank group = bits 8:5: a read-read conflict when the two sources' first-repeat bank
-  groups overlap; a read-write conflict when the destination shares a bank with a source but does not start in
-  the same bank and bank group). None = no bank model (other architectures).
-- ``bank_rr_factor`` / ``bank_rw_factor``: multiplier of the repeat cycles of an instruction with a read-read /
-  read-write conflict (devkit example: 4167/2390 and 3751/2390). Fallback 1.
-- ``scalar_cycles_per_access``: S-pipe cost of one scalar UB access (LocalTensor GetValue/SetValue).
-- ``scalar_gm_cycles``: S-pipe cost of one scalar GM access (GlobalTensor GetValue/SetValue, through the data cache).
-- ``flag_cycles``: cost of one SetFlag/WaitFlag/barrier on its pipe. Fallback 0.
-- ``scalar_issue_cycles``: S-pipe cycles the scalar unit spends issuing each instruction of another pipe (copies,
-  vector ops, flags, barriers; loop control and address arithmetic folded in). Fallback 0: issue is free.
-- ``launch_us``: the kernel's head: launch, scalar init before the first pipe instruction.
-- ``tail_us``: the kernel's tail after the last pipe instruction ends (end-of-kernel flush, completion).
-- ``notes``: where public data is thin (310P, Atlas 910): copied into every `Timing.notes` of that SoC.
+Copies (one field per pipe: ``mte2_*`` GM -> UB, ``mte3_*`` UB -> GM). A copy of s bytes keeps its pipe busy for
+``max(issue + s / link, s / core)`` (then the next copy on that pipe may start) and its data is visible
+``latency + issue + s / link`` after it started if that is later (what a flag, barrier or the kernel's end waits
+for). Those are the figures of data held in L2; data from HBM adds ``hbm_latency_ns`` to the latency and caps the
+per-core rate at ``hbm_core_gbps``.
+- ``mte2_latency_ns`` / ``mte3_latency_ns``: issue to data visible (L2-resident data).
+- ``mte2_issue_cycles`` / ``mte3_issue_cycles``: the pipe's fixed cost per copy.
+- ``mte2_link_gbps`` / ``mte3_link_gbps``: the rate one copy's bursts stream at.
+- ``mte2_core_gbps`` / ``mte3_core_gbps``: the most one core sustains (requests in flight / latency).
+- ``hbm_latency_ns``, ``hbm_core_gbps``: the extra latency and the per-core cap of a copy that goes to HBM.
+- ``burst_overhead_cycles``: extra pipe cost of each burst after the first (blockCount > 1). Fallback 0.
+- ``gm_align_bytes`` and ``unaligned_gm_factor``: bursts whose GM offset is not a multiple of gm_align_bytes move at
+  unaligned_gm_factor x the copy's rate. Fallback: no penalty.
+
+Chip memory
+- ``hbm_read_gbps`` / ``hbm_write_gbps``: what all cores together read from / write to HBM (1e9 B/s). Reads and
+  writes share the channel: a write byte costs hbm_read / hbm_write read bytes of it.
+- ``l2_gbps``: what all cores together move to and from L2 (hits and absorbed writes).
+- ``l2_bytes``: L2 capacity. Reads of data in L2 hit; written data stays in L2 (absorbed) unless evicted before
+  the kernel ends (then it is written to HBM); GlobalTensor::SetL2CacheHint(CACHE_MODE_DISABLE) bypasses it.
+
+Vector
+- ``vec_cycles_per_repeat``: ``{class: {dtype: cycles}}``, one 256-byte repeat once issued; ``class`` is a key of
+  `VEC_CLASSES` (`vec_class(api)` maps a twin API name to it), ``dtype`` a twin dtype name or "*" (class default).
+  A missing class falls back to "default" (required).
+- ``vec_repeat_overhead_cycles``: cycles added to every repeat (950: the loads and stores of the Memory API around
+  each Reg instruction, which its figures leave out). Fallback 0.
+- ``vec_issue_cycles``: fixed cost of every vector instruction.
+- ``vec_dep_latency_cycles``: latency a vector instruction pays after the vector instruction it depends on (the
+  PipeBarrier<PIPE_V> bisheng inserts), and a V signal after a vector instruction. Fallback 0.
+- ``ub_bank_rule``, ``bank_rr_factor``, ``bank_rw_factor``: "a2" = the A2/A3 UB bank-group rule of asc-devkit
+  examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub; a conflict multiplies the repeat
+  cycles by the factor. None = no bank model.
+
+Synchronisation and scalar work
+- ``flag_cycles``: one SetFlag/WaitFlag (explicit, auto-sync or a TQue's implicit flag) on its pipe.
+- ``barrier_cycles``: one PipeBarrier on its pipe (on MTE pipes it also waits for the earlier copies' data).
+- ``scalar_issue_cycles``: scalar cycles per instruction issued to another pipe (its operands, loop control).
+- ``scalar_cycles_per_access``: one LocalTensor GetValue/SetValue (with the scalar arithmetic around it).
+- ``scalar_gm_cycles``: one GlobalTensor GetValue/SetValue (through the data cache).
+- ``notes``: where public data is thin: copied into every `Timing.notes` of that SoC.
 """
 from __future__ import annotations
 
@@ -111,36 +123,64 @@ def vec_class(api: str) -> str:
     return _CLASS_OF.get(api, "default")
 
 
+def _none(fallback: Any, what: str = "not modelled") -> Any:
+    return field(default_factory=lambda: Fact(fallback, f"fallback: {what}", "none"))
+
+
 @dataclass(frozen=True)
 class TimeParams:
     """Cost parameters of one SoC (see the module docstring for each field's meaning, unit and fallback)."""
 
     soc: str
     clock_ghz: Fact
-    chip_bandwidth_gbps: Fact
-    mte2_curve: Fact                 # value: tuple[(bytes, gbps), ...]
-    mte3_curve: Fact
-    vec_cycles_per_repeat: Fact      # value: {class: {dtype | "*": cycles}}, must contain "default"
-    vec_issue_cycles: Fact
+    # launch
     launch_us: Fact
     tail_us: Fact
-    copy_overhead_cycles: Fact = field(default_factory=lambda: Fact(0, "fallback: not modelled", "none"))
-    burst_overhead_cycles: Fact = field(default_factory=lambda: Fact(0, "fallback: not modelled", "none"))
+    core_skew_us: Fact = _none(0.0)
+    core_init_cycles: Fact = _none(0.0)
+    # copies
+    mte2_latency_ns: Fact = _none(0.0)
+    mte3_latency_ns: Fact = _none(0.0)
+    mte2_issue_cycles: Fact = _none(0.0)
+    mte3_issue_cycles: Fact = _none(0.0)
+    mte2_link_gbps: Fact = _none(100.0, "100 GB/s")
+    mte3_link_gbps: Fact = _none(100.0, "100 GB/s")
+    mte2_core_gbps: Fact = _none(100.0, "100 GB/s")
+    mte3_core_gbps: Fact = _none(100.0, "100 GB/s")
+    hbm_latency_ns: Fact = _none(0.0)
+    hbm_core_gbps: Fact = _none(None, "no separate cap")
+    burst_overhead_cycles: Fact = _none(0.0)
     gm_align_bytes: Fact = field(default_factory=lambda: Fact(32, "fallback: DataCopy's 32-byte unit", "low"))
-    unaligned_gm_factor: Fact = field(default_factory=lambda: Fact(1.0, "fallback: no penalty", "none"))
-    vec_dep_latency_cycles: Fact = field(default_factory=lambda: Fact(0, "fallback: not modelled", "none"))
-    ub_bank_rule: Fact = field(default_factory=lambda: Fact(None, "fallback: no bank model", "none"))
-    bank_rr_factor: Fact = field(default_factory=lambda: Fact(1.0, "fallback: not modelled", "none"))
-    bank_rw_factor: Fact = field(default_factory=lambda: Fact(1.0, "fallback: not modelled", "none"))
-    scalar_cycles_per_access: Fact = field(default_factory=lambda: Fact(1, "fallback: one cycle", "none"))
-    scalar_gm_cycles: Fact = field(default_factory=lambda: Fact(1, "fallback: one cycle (data cache hit)", "none"))
-    flag_cycles: Fact = field(default_factory=lambda: Fact(0, "fallback: not modelled", "none"))
-    scalar_issue_cycles: Fact = field(default_factory=lambda: Fact(0, "fallback: not modelled", "none"))
+    unaligned_gm_factor: Fact = _none(1.0, "no penalty")
+    # chip memory
+    hbm_read_gbps: Fact = _none(1000.0, "1 TB/s")
+    hbm_write_gbps: Fact = _none(1000.0, "1 TB/s")
+    l2_gbps: Fact = _none(None, "no L2 (every copy goes to HBM)")
+    l2_bytes: Fact = _none(0, "no L2")
+    # vector
+    vec_cycles_per_repeat: Fact = field(default_factory=lambda: Fact({"default": {"*": 1.0}}, "fallback", "none"))
+    vec_repeat_overhead_cycles: Fact = _none(0.0)
+    vec_issue_cycles: Fact = _none(0.0)
+    vec_dep_latency_cycles: Fact = _none(0.0)
+    ub_bank_rule: Fact = _none(None, "no bank model")
+    bank_rr_factor: Fact = _none(1.0)
+    bank_rw_factor: Fact = _none(1.0)
+    # synchronisation and scalar work
+    flag_cycles: Fact = _none(0.0)
+    barrier_cycles: Fact = _none(0.0)
+    scalar_issue_cycles: Fact = _none(0.0)
+    scalar_cycles_per_access: Fact = _none(1.0, "one cycle")
+    scalar_gm_cycles: Fact = _none(1.0, "one cycle (data cache hit)")
     notes: tuple[str, ...] = ()
 
     def fields(self) -> dict[str, Fact]:
         """Every Fact of the record by field name (for docs and `lossgrad socs`-style listings)."""
         return {k: v for k, v in self.__dict__.items() if isinstance(v, Fact)}
+
+    def with_values(self, **values: Any) -> "TimeParams":
+        """A copy with some fields replaced by bare values (source "trial value"): for fits and what-ifs."""
+        import dataclasses
+        return dataclasses.replace(self, **{k: Fact(v, "trial value", "none") for k, v in values.items()})
 
     def vec_cycles(self, cls: str, dtype: str) -> float:
         """Cycles of one repeat of class `cls` on `dtype` (class default "*", then the "default" class)."""

@@ -93,6 +93,7 @@ def stream_pass(soc: "str | Soc", in_bytes: int, out_bytes: int, vec_repeats: in
         logs.append(_core_log(ci, co, cr, tiles, api))
         vec_calls += tiles if cr else 0
         dma_calls += 2 * tiles
-    t = replay(make_log(logs), params_for(soc_), soc=soc_, roofline_bytes=in_bytes + out_bytes) if timing else None
+    t = replay(make_log(logs), params_for(soc_), soc=soc_, roofline_bytes=in_bytes + out_bytes,
+               roofline_written=out_bytes) if timing else None
     return PassModel(block_dim=block_dim, tiles_per_core=tiles_max, vec_calls=vec_calls, dma_calls=dma_calls,
                      timing=t)

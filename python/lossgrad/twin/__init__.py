@@ -346,7 +346,7 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
                soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
                defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True,
                timing: "bool | TimeParams" = False, undetermined: str = "check",
-               label: str | None = None) -> Report:
+               label: str | None = None, l2: str = "cold") -> Report:
     """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture.
 
     `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
@@ -357,7 +357,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     (`lossgrad.timing.params.params_for`); a `TimeParams` instead of True replays with those parameters. The result
     is `report.timing` (a `lossgrad.timing.Timing`; None with timing off) and the log `report.events`. Also a
     run-time switch: no rebuild. `label` names the kernel in the progress notices (compiling it, and a launch still
-    running after a second).
+    running after a second). `l2`: the inputs' L2 state for the time model, "cold" (a first
+    call) or "warm" (the same launch ran just before).
 
     `undetermined` handles device behaviour public sources leave open (OPEN_QUESTIONS): "check" (the default) runs
     with the primary answers and, if the launch met an open question, again with the alternative ones from the same
@@ -377,6 +378,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
         timing = False
     if not isinstance(timing, (bool, TimeParams)):
         raise TypeError(f"timing must be a bool or a lossgrad.timing.TimeParams, got {type(timing).__name__}")
+    if l2 not in ("cold", "warm"):
+        raise ValueError(f"l2 must be 'cold' or 'warm', got {l2!r}")
     if not 1 <= int(block_dim) <= 65535:
         raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
     if undetermined not in ANSWERS:
@@ -416,6 +419,7 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     else:
         from ..timing.params import params_for
         params = params_for(soc_.name)
-    roofline_bytes = sum(b.read_distinct + b.write_distinct for b in report.buffers)
-    result = replay(events, params, soc=soc_, roofline_bytes=roofline_bytes)
+    written = sum(b.write_distinct for b in report.buffers)
+    roofline_bytes = written + sum(b.read_distinct for b in report.buffers)
+    result = replay(events, params, soc=soc_, roofline_bytes=roofline_bytes, roofline_written=written, l2=l2)
     return dataclasses.replace(report, timing=result, events=events)

@@ -91,7 +91,8 @@ struct CoreCounters {
 enum TimeKind : uint8_t {
     TK_COPY = 1,         // MTE2 (GM->UB) / MTE3 (UB->GM): a = UB addr, b = bursts, c = longest burst bytes,
                          //   gmBuf, x = GM bytes, y = GM offset of the first burst in its buffer, d = bursts whose
-                         //   GM offset is not 32-byte aligned (bits 0-15) and not 128-byte aligned (bits 16-31)
+                         //   GM offset is not 32-byte aligned (bits 0-15) and not 128-byte aligned (bits 16-31),
+                         //   flags = the GlobalTensor's CacheMode (0 = CACHE_MODE_DISABLE)
     TK_VEC = 2,          // V: a = dst, b = src0, c = src1 UB addr (kNoAddr: none), d = repeats, dtype,
                          //   x = elements, y = V sequence number of the vector op it depends on (0: none),
                          //   gmBuf = chunks of a high-level API's instruction sequence (Sign; -1: one instruction)
@@ -121,6 +122,7 @@ struct OpAccum {
     uint32_t bursts = 0, mis32 = 0, mis128 = 0;
     uint64_t burstMax = 0, bytes = 0, gmOff = 0, dep = 0;
     int16_t gmBuf = -1;
+    uint8_t cache = 1;  // AscendC::CacheMode of the copy's GlobalTensor (1: CACHE_MODE_NORMAL)
 };
 
 // ----------------------------------------------------------------------------------------------------------------
@@ -395,8 +397,9 @@ inline void RecordGm(int buf, const void* p, uint64_t bytes, bool write) {
 }
 
 // Event log: one burst of the DMA copy in progress (GM side).
-inline void LogBurst(int buf, const void* p, uint64_t bytes) {
+inline void LogBurst(int buf, const void* p, uint64_t bytes, uint8_t cacheMode) {
     OpAccum& a = Core().acc;
+    a.cache = cacheMode;
     const uint64_t off = static_cast<uint64_t>(static_cast<const uint8_t*>(p) - Rt().gm[buf].base);
     if (a.bursts == 0) {
         a.gmBuf = static_cast<int16_t>(buf);
@@ -828,6 +831,7 @@ inline void LogOp(CoreState& c, int pipe) {
         r.x = a.bytes;
         r.y = a.gmOff;
         r.d = std::min<uint32_t>(a.mis32, 0xFFFF) | std::min<uint32_t>(a.mis128, 0xFFFF) << 16;
+        r.flags = a.cache;
         c.tlog.push_back(r);
     }
     a = OpAccum{};

@@ -17,6 +17,11 @@ using QuePosition = TPosition;
 template <typename T> class LocalTensor;
 template <typename T> class GlobalTensor;
 
+// L2 cache hints of a GlobalTensor (asc-devkit impl/basic_api/utils/kernel_utils_macros.h): the time model reads the
+// mode of every copy (CACHE_MODE_DISABLE: the copy bypasses L2); the data are the same whatever the mode.
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };
+enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
+
 }  // namespace AscendC
 
 namespace twin {
@@ -315,6 +320,10 @@ public:
 
     uint64_t GetSize() const { return size_; }
     __gm__ T* GetPhyAddr() const { return addr_; }
+
+    // The mode travels with the tensor and its views (operator[] copies it); copies log it for the time model.
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode mode) { cacheMode_ = static_cast<uint8_t>(mode); }
     __gm__ T* GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
 
     // Twin internal: bounds-checked pointer to `count` elements from `offset`, recorded as a GM access.
@@ -332,7 +341,7 @@ public:
             twin::DmaTouchesLines(api, buf, static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) -
                                                                   twin::Rt().gm[buf].base),
                                   count * sizeof(T), write);
-            if (twin::Rt().timing) twin::LogBurst(buf, p, count * sizeof(T));
+            if (twin::Rt().timing) twin::LogBurst(buf, p, count * sizeof(T), cacheMode_);
         }
         return p;
     }
@@ -348,7 +357,7 @@ public:
         int buf = twin::FindGm(api, p, bytes);
         twin::RecordGm(buf, p, bytes, write);
         twin::DmaTouchesLines(api, buf, static_cast<uint64_t>(p - twin::Rt().gm[buf].base), bytes, write);
-        if (twin::Rt().timing) twin::LogBurst(buf, p, bytes);
+        if (twin::Rt().timing) twin::LogBurst(buf, p, bytes, cacheMode_);
         return p;
     }
 
@@ -357,6 +366,7 @@ private:
     uint64_t size_ = 0;
     bool bounded_ = false;
     bool set_ = false;
+    uint8_t cacheMode_ = static_cast<uint8_t>(CacheMode::CACHE_MODE_NORMAL);
 };
 
 // ---- DataCacheCleanAndInvalid (asc-devkit include/basic_api/kernel_operator_cache_intf.h) ----------------------
