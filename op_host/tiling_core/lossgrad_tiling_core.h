@@ -22,14 +22,10 @@ constexpr size_t kMessageBytes = 256;
 // gets at most this many blocks.
 constexpr uint32_t kMaxBlockDim = 65535;
 
-// Which op is being tiled. The value is the op's position in lossgrad.registry.OPS (declaration order); the
-// generated op_host sources static_assert each value against the registry when they are rendered.
-enum class OpId : int32_t {
-    kL1LossBackward = 0,
-    kMseLossBackward = 1,
-    kSmoothL1LossBackward = 2,
-    kKlDivBackward = 3,
-};
+// Which op is being tiled: the op's position in lossgrad.registry.OPS (the ops are discovered from their folders,
+// python/lossgrad/ops/<name>/; nothing in C++ lists them). Generated sources name the value they pass
+// (static_cast<OpId>(n), with the op's name beside it); the core checks it against its generated op table.
+enum class OpId : int32_t {};
 
 // Element types, numbered as ge::DataType / aclDataType (DT_FLOAT = 0, DT_FLOAT16 = 1, DT_BF16 = 27), which is
 // also lossgrad.dtypes.DType.acl_enum. Any other ge::DataType never reaches Compute (the adapter rejects it).

@@ -1,6 +1,6 @@
 """ascend-lossgrad: Ascend C loss-backward kernels with a Python host.
 
-Public API (stable, see ../shared/DESIGN.md): the four functions below, `lossgrad.profile` (one call's output,
+Public API (stable, see ../shared/DESIGN.md): one function per op (`lossgrad.<op name>`, made from the registry), `lossgrad.profile` (one call's output,
 tiling, counters and modelled time), `lossgrad.golden`, `lossgrad.twin`, `LossGradError`. `golden` and `twin` are imported on first use (`lossgrad.golden.l1_loss_backward(...)` works
 after a bare `import lossgrad`), so importing the package stays as cheap as importing the API.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .api import kl_div_backward, l1_loss_backward, mse_loss_backward, smooth_l1_loss_backward
+from .api import FUNCTIONS as _FUNCTIONS
 from .errors import LossGradError
 from .profile import Profile, profile
 from .registry import OPS, Reduction
 
-__all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "LossGradError",
-           "OPS", "Reduction", "golden", "twin", "profile", "Profile"]
+globals().update(_FUNCTIONS)  # lossgrad.<op name>: one function per op of the registry (lossgrad.api)
+__all__ = [*_FUNCTIONS, "LossGradError", "OPS", "Reduction", "golden", "twin", "profile", "Profile"]
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = ("golden", "twin")

@@ -1,17 +1,18 @@
 """The public functions: validate exactly as aclnn does, then run the kernel on the chosen backend."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from . import dtypes as dt
 from .dtypes import DType
 from .errors import invalid_error
-from .registry import KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD, OpSpec
+from .registry import OPS, OpSpec
 from .runners import check_backend_name, run
 from .socs import Soc
 from .validation import validate
+from .wrappers import describe, public_function
 
 DTypeLike = "DType | str | np.dtype | None"
 
@@ -40,31 +41,17 @@ def _call(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any,
     return out
 
 
-def l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *, out_dtype: Any = None,
-                     out: np.ndarray | None = None, soc: "str | Soc | None" = None, backend: str = "auto"
-                     ) -> np.ndarray:
-    """aclnnL1LossBackward: sign(self - target) * grad_output * c over broadcast(grad_output, self, target)."""
-    return _call(L1_LOSS_BACKWARD, grad_output, self, target, reduction, None, out_dtype, out, soc, backend)
+def _impl(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None, *,
+          out_dtype: Any, out: np.ndarray | None, soc: "str | Soc | None", backend: str) -> np.ndarray:
+    return _call(op, grad_output, self_, target, reduction, attrs, out_dtype, out, soc, backend)
 
 
-def mse_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *, out_dtype: Any = None,
-                      out: np.ndarray | None = None, soc: "str | Soc | None" = None, backend: str = "auto"
-                      ) -> np.ndarray:
-    """aclnnMseLossBackward: (self - target) * c * grad_output (c = 2/numel(self) for mean, else 2)."""
-    return _call(MSE_LOSS_BACKWARD, grad_output, self, target, reduction, None, out_dtype, out, soc, backend)
-
-
-def smooth_l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", beta: float = 1.0, *,
-                            out_dtype: Any = None, out: np.ndarray | None = None, soc: "str | Soc | None" = None,
-                            backend: str = "auto") -> np.ndarray:
-    """aclnnSmoothL1LossBackward: f(self - target) * grad_output * c; beta = 0 is exactly L1's sign."""
-    return _call(SMOOTH_L1_LOSS_BACKWARD, grad_output, self, target, reduction, {"beta": beta}, out_dtype, out, soc,
-                 backend)
-
-
-def kl_div_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", log_target: bool = False, *,
-                    out_dtype: Any = None, out: np.ndarray | None = None, soc: "str | Soc | None" = None,
-                    backend: str = "auto") -> np.ndarray:
-    """aclnnKlDivBackward: -T * grad_output * c summed back to self's shape; T = exp(target) if log_target."""
-    return _call(KL_DIV_BACKWARD, grad_output, self, target, reduction, {"log_target": log_target}, out_dtype, out,
-                 soc, backend)
+# lossgrad.<op name> for every op of the registry (e.g. lossgrad.mse_loss_backward(grad, self, target, "mean")).
+FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    op.name: public_function(op, _impl, {"out_dtype": (None, Any), "out": (None, "np.ndarray | None"),
+                                         "soc": (None, "str | Soc | None"), "backend": ("auto", str)},
+                             __name__, describe(op, "Validate exactly as aclnn does, then run the kernel of"),
+                             returns=np.ndarray)
+    for op in OPS.values()}
+globals().update(FUNCTIONS)
+__all__ = list(FUNCTIONS)

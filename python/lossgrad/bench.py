@@ -29,8 +29,7 @@ from .dtypes import DType
 from .golden import aclnn_kernel_dtype
 from .profile import Profile, profile
 from .progress import muted
-from .registry import (KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, OPS, SMOOTH_L1_LOSS_BACKWARD, OpSpec,
-                       OutputShape, Promotion, get_op)
+from .registry import OPS, OpSpec, OutputShape, Promotion, get_op
 from .socs import DEFAULT_SOC, get_soc
 from .tiling import ub_plan
 from .validation import Call, validate
@@ -44,14 +43,14 @@ Shapes = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 # The stress shapes of the kernel-performance issue: broadcast paths whose work per element a reviewer checks against
 # the same call without broadcast (`lossgrad bench --scenarios stress`).
 STRESS: tuple[tuple[OpSpec, str, Shapes], ...] = (
-    (KL_DIV_BACKWARD, "KL sum over leading dims", ((4096, 1024), (1, 1024), (4096, 1024))),
-    (KL_DIV_BACKWARD, "KL sum to one element", ((1000, 1000), (1,), (1000, 1000))),
-    (KL_DIV_BACKWARD, "KL sum to 4 elements", ((4, 250, 1000), (4, 1, 1), (4, 250, 1000))),
-    (MSE_LOSS_BACKWARD, "short row runs", ((4000, 3, 16), (4000, 3, 16), (4000, 1, 16))),
-    (MSE_LOSS_BACKWARD, "rows of 40 (row-broadcast)", ((2000, 40), (2000, 40), (40,))),
-    (MSE_LOSS_BACKWARD, "ragged rows of 33", ((2000, 33), (2000, 33), (33,))),
-    (L1_LOSS_BACKWARD, "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
-    (SMOOTH_L1_LOSS_BACKWARD, "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
+    (get_op("kl_div"), "KL sum over leading dims", ((4096, 1024), (1, 1024), (4096, 1024))),
+    (get_op("kl_div"), "KL sum to one element", ((1000, 1000), (1,), (1000, 1000))),
+    (get_op("kl_div"), "KL sum to 4 elements", ((4, 250, 1000), (4, 1, 1), (4, 250, 1000))),
+    (get_op("mse"), "short row runs", ((4000, 3, 16), (4000, 3, 16), (4000, 1, 16))),
+    (get_op("mse"), "rows of 40 (row-broadcast)", ((2000, 40), (2000, 40), (40,))),
+    (get_op("mse"), "ragged rows of 33", ((2000, 33), (2000, 33), (33,))),
+    (get_op("l1"), "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
+    (get_op("smooth_l1"), "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
 )
 
 

@@ -18,7 +18,7 @@ import click
 
 from . import bench as twin_bench
 from .errors import BackendUnavailable, LossGradError, OutputTooLarge
-from .registry import OPS, get_op
+from .registry import OPS, get_op, short_names
 from .runners import BACKENDS
 from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, aliases_of, get_soc, soc_record
 from .twin.build import CacheDirError
@@ -135,7 +135,7 @@ class _SocName(click.ParamType):
 
 
 OP = _OpName()
-OP_HELP = "l1, mse, smooth_l1, kl_div (or the full or aclnn name)"
+OP_HELP = f"{short_names()} (or the full or aclnn name)"
 
 
 @click.group(cls=_Main)
@@ -355,7 +355,7 @@ def _reduction(text: str) -> "str | int":
 @click.option("--json", "as_json", is_flag=True)
 def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, dtype: str, out_dtype: str | None,
            reduction: str, beta: float | None, log_target: bool, soc: str | None, as_json: bool) -> None:
-    """Print the tiling an op gets for shapes, dtype and SoC (OP: l1, mse, smooth_l1, kl_div or a full name)."""
+    """Print the tiling an op gets for shapes, dtype and SoC (OP: a short, full or aclnn name; see --help)."""
     import numpy as np
 
     from .tiling import plan_call

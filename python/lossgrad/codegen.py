@@ -1,4 +1,4 @@
-"""Render the Ascend C kernels (op_kernel/*.j2) and the shared tiling header.
+"""Render the Ascend C kernels (op_kernel/*.j2 with each op folder's compute.h) and the shared tiling header.
 
 One kernel source per op: element types are either concrete (a dtype combination, for the twin and kernel-launch
 builds) or CANN's DTYPE_<NAME> macros (custom-op packages, which compile one source per dtype combination);
@@ -18,7 +18,7 @@ import jinja2
 
 from .dtypes import DType
 from .project_files import project_root
-from .registry import OpSpec, OutputShape, get_op
+from .registry import OPS_DIR, OpSpec, OutputShape, get_op
 from .socs import ARCHS
 from .tiling import KEY_GRAD_SCALAR, KEY_KL_REDUCE
 from .tiling import data as tiling_data
@@ -41,7 +41,10 @@ def template_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir())), undefined=jinja2.StrictUndefined,
+    # "ops/<short name>/compute.h" is an op folder's compute body (lossgrad/ops/<short name>/compute.h)
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(template_dir())),
+                                  jinja2.PrefixLoader({"ops": jinja2.FileSystemLoader(str(OPS_DIR))})])
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False,
                              auto_reload=False)  # one consistent set of templates per process
     env.filters["bufbit"] = lambda bit: f"LOSSGRAD_BUF_{buffer_plan.MASK_NAMES[bit]}"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..dtypes import DType
 from ..project_files import project_root
-from ..registry import OpSpec, OutputShape
+from ..registry import OPS, OpSpec, OutputShape
 from ..socs import product_lines, socs_in_line
 from ..tiling import cxx_tables
 from . import templates
@@ -136,6 +136,7 @@ def context(op: OpSpec) -> dict[str, object]:
             log_index, log_default = position, bool(a.default)
     attr_layout = f"{beta_index}, {beta_default!r}, {log_index}, {'true' if log_default else 'false'}"
     return {"op": op, "class_name": op.custom_op_type, "entry_name": op.entry_name, "op_enum": cxx_tables.op_enum(op),
+            "op_id": list(OPS).index(op.name),
             "inputs": [{"proto": k.proto, "role": k.role} for k in op.kernel_inputs], "output": op.kernel_output,
             "attrs": attrs, "attr_layout": attr_layout, "base": base, "configs": configs,
             "infer_shape": infer_shape, "infer_dtype": infer_dtype}

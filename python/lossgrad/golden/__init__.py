@@ -1,9 +1,9 @@
-"""The NumPy golden model: the four loss backwards, computed independently of the kernels.
+"""The NumPy golden model: every op's loss backward (lossgrad.golden.<op name>), computed independently of the kernels.
 
 Every entry point validates first (`lossgrad.validation.validate`, so invalid calls raise `LossGradError` with the
 same codes as the kernels) and then evaluates the validated `Call`. Per-op facts (reduction coefficient and divisor,
-output shape, empty rule, dtype promotion) come from the Call and the registry; this package only knows each op's
-per-element formula (`elementwise.py`).
+output shape, empty rule, dtype promotion) come from the Call and the registry; each op's per-element formulas
+are its folder's golden.py (`formulas`; `elementwise.py` holds what they share).
 
 Two evaluation modes (`compute=`):
 - "float64" (default): the exact input values in float64, rounded once (half to even) to the output dtype.
@@ -21,29 +21,29 @@ Two evaluation modes (`compute=`):
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import DType
-from ..registry import KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD, OpSpec
+from ..registry import OPS, OpSpec, op_part
 from ..socs import Soc
 from ..validation import Call, validate
 from . import elementwise as ew
+from ..wrappers import describe, public_function
 from .rounding import round_to
 
-__all__ = ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward", "compute_call",
-           "undetermined", "aclnn_kernel_dtype", "round_to", "COMPUTE_MODES"]
+__all__ = ["compute_call", "undetermined", "aclnn_kernel_dtype", "round_to", "COMPUTE_MODES", "formulas"]
 
 COMPUTE_MODES = ("float64", "float32")
 
-_FORMULAS: dict[str, tuple[ew.Elementwise, ew.Elementwise]] = {
-    L1_LOSS_BACKWARD.name: (ew.l1_f64, ew.l1_f32),
-    MSE_LOSS_BACKWARD.name: (ew.mse_f64, ew.mse_f32),
-    SMOOTH_L1_LOSS_BACKWARD.name: (ew.smooth_l1_f64, ew.smooth_l1_f32),
-    KL_DIV_BACKWARD.name: (ew.kl_div_f64, ew.kl_div_f32),
-}
+
+
+def formulas(op: "str | OpSpec") -> tuple[ew.Elementwise, ew.Elementwise]:
+    """The op's (float64, float32) formulas: f64 and f32 of its folder's golden.py."""
+    part = op_part(op, "golden")
+    return part.f64, part.f32
 
 _WORK_DTYPE = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32)}
 
@@ -133,7 +133,7 @@ def _evaluate(call: Call, compute: str, sat16: bool, sat32: bool) -> np.ndarray:
     if not call.launch:  # aclnn returns early; an empty output, or zeros when the summed space is empty
         return np.zeros(call.out_shape, dtype=out_np)
     work = _WORK_DTYPE[compute]
-    f64, f32 = _FORMULAS[call.op.name]
+    f64, f32 = formulas(call.op)
     formula = f64 if compute == "float64" else f32
     inputs = [np.broadcast_to(_op_input(call, role, arr).astype(work), call.iter_shape)
               for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target))]
@@ -167,31 +167,16 @@ def _run(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, 
     return compute_call(call, compute)
 
 
-def l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
-                     out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
-                     compute: str = "float64") -> np.ndarray:
-    """Golden aclnnL1LossBackward: sign(self - target) * grad_output * c, over broadcast(grad, self, target)."""
-    return _run(L1_LOSS_BACKWARD, grad_output, self, target, reduction, None, out_dtype, soc, compute)
+def _impl(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None, *,
+          out_dtype: "DType | str | np.dtype | None", soc: "str | Soc | None", compute: str) -> np.ndarray:
+    return _run(op, grad_output, self_, target, reduction, attrs, out_dtype, soc, compute)
 
 
-def mse_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
-                      out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
-                      compute: str = "float64") -> np.ndarray:
-    """Golden aclnnMseLossBackward: (self - target) * c * grad_output, with c from the registry (2 or 2/N)."""
-    return _run(MSE_LOSS_BACKWARD, grad_output, self, target, reduction, None, out_dtype, soc, compute)
-
-
-def smooth_l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", beta: float = 1.0, *,
-                            out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
-                            compute: str = "float64") -> np.ndarray:
-    """Golden aclnnSmoothL1LossBackward: f(self - target) * grad_output * c; beta = 0 is L1's sign function."""
-    return _run(SMOOTH_L1_LOSS_BACKWARD, grad_output, self, target, reduction, {"beta": beta}, out_dtype, soc,
-                compute)
-
-
-def kl_div_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean", log_target: bool = False, *,
-                    out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None,
-                    compute: str = "float64") -> np.ndarray:
-    """Golden aclnnKlDivBackward: -T * grad_output * c summed back to self's shape; T = exp(target) if log_target."""
-    return _run(KL_DIV_BACKWARD, grad_output, self, target, reduction, {"log_target": log_target}, out_dtype, soc,
-                compute)
+# lossgrad.golden.<op name> for every op of the registry.
+FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    op.name: public_function(op, _impl, {"out_dtype": (None, "DType | str | np.dtype | None"),
+                                         "soc": (None, "str | Soc | None"), "compute": ("float64", str)},
+                             __name__, describe(op, "Golden (NumPy, independent of the kernels)"), returns=np.ndarray)
+    for op in OPS.values()}
+globals().update(FUNCTIONS)
+__all__ += list(FUNCTIONS)

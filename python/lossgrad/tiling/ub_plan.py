@@ -31,22 +31,17 @@ holds whichever buffers bufMask enables. Buffer.pad is the bytes that placement 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from fractions import Fraction
-from typing import Mapping
+from dataclasses import replace
 
-from ..registry import OpSpec
+# The buffer vocabulary (bufMask bits, bank phases, Buffer) is declared in opspec, where op folders declare their
+# compute bodies' scratch; the plan below places it.
+from ..opspec import (MASK_ACC, MASK_CONST, MASK_REPEAT, MASK_RESULT, MASK_WORK, RESULT_PHASE,  # noqa: F401
+                      ROLE_PHASE, SCRATCH_PHASE, Buffer, OpSpec)
+from ..registry import scratch as op_scratch
 from ..socs import ARCHS
 
 ROLES = ("grad", "self", "target")
 ROLE_TYPE = {"grad": "TG", "self": "TS", "target": "TT", "out": "TO"}
-
-# bufMask bits, decided by the tiling per launch.
-MASK_WORK = {"grad": 0, "self": 1, "target": 2}   # fp32 work/resident buffer of an input
-MASK_ACC = 6                                       # KL reduction accumulator
-MASK_CONST = 7                                     # Atlas 910 compare-based ops: a constant zero tensor
-MASK_RESULT = 8                                    # float result buffer (the output dtype is not float)
-MASK_REPEAT = {"grad": 9, "self": 10, "target": 11}  # keep a streamed tile resident: the next tiles repeat it
 
 # Names of the bits in the shared C header (LOSSGRAD_BUF_<NAME>), so the kernels read them by name.
 MASK_NAMES: dict[int, str] = {
@@ -56,34 +51,9 @@ MASK_NAMES: dict[int, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Buffer:
-    name: str            # C++ member
-    kind: str            # "in" (TQue VECIN), "out" (TQue VECOUT), "tbuf" (TBuf VECCALC)
-    count: int           # buffers in the queue (2 = double buffering)
-    ctype: str           # element type symbol: TG/TS/TT/TO/float/uint8_t
-    mult: int = 1
-    div: int = 1
-    when: int | None = None  # bufMask bit
-    doc: str = ""
-    phase: int | None = None  # UB bank phase (0/1, see above); None: not an operand whose placement matters
-    lead: int = 0             # input slices: bytes between the previous slice's end and this slice's data
-    pad: int = 0              # bytes each instance adds to its tile-scaled size (bank placement)
-
-    def bytes_per_elem(self, sizes: Mapping[str, int]) -> Fraction:
-        return Fraction(self.count * self.mult * sizes[self.ctype], self.div)
-
-
 # Buffers of the one VECIN queue (each holds a slice per input) and of the VECOUT queue.
 IN_QUEUE_DEPTH = 2
 OUT_QUEUE_DEPTH = 2
-
-
-# Bank phases (module doc): self and target apart (Sub/Compare(self, target)), grad apart from the result (Mul(r, r,
-# grad)); the result (out tile or result_) at phase 0, the compute scratch that meets it at phase 1.
-ROLE_PHASE = {"grad": 1, "self": 1, "target": 0}
-RESULT_PHASE = 0
-SCRATCH_PHASE = 1
 
 
 def bank_skew(npu_arch: int) -> int:
@@ -121,32 +91,6 @@ def io_buffers(read_roles: tuple[str, ...], grad_scalar: bool, skew: int = 0) ->
     return out
 
 
-# Compute scratch per op template (compare-based ops need masks and constant tensors).
-_MASK = dict(kind="tbuf", count=1, ctype="uint8_t", div=8)
-# Masks: Select(dst, mask, dst) reads the mask as its second source (asc-devkit impl/basic_api/dav_c220
-# kernel_operator_vec_cmpsel_impl.h, mode 1: vsel(dst, src0, sel)), so each mask is apart from the tensor it selects
-# into: maskA from the result, maskB from the scratch (L1's Sign, smooth L1's beta == 0 branch).
-OP_SCRATCH: dict[str, tuple[Buffer, ...]] = {
-    "l1": (
-        Buffer("maskA_", **_MASK, phase=SCRATCH_PHASE, doc="comparison bits"),
-        Buffer("maskB_", **_MASK, phase=RESULT_PHASE, doc="comparison bits"),
-        Buffer("tmpA_", "tbuf", 1, "float", phase=SCRATCH_PHASE, doc="selected values"),
-        Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0 (Select mode 0 needs a tensor)"),
-    ),
-    "mse": (),
-    "smooth_l1": (
-        Buffer("maskA_", **_MASK, phase=SCRATCH_PHASE, doc="comparison bits"),
-        Buffer("maskB_", **_MASK, phase=RESULT_PHASE, doc="comparison bits"),
-        Buffer("tmpA_", "tbuf", 1, "float", phase=RESULT_PHASE, doc="x = self - target"),
-        Buffer("tmpB_", "tbuf", 1, "float", phase=SCRATCH_PHASE, doc="the linear branch x / beta"),
-        Buffer("zeros_", "tbuf", 1, "float", when=MASK_CONST, doc="constant 0.0 (Select mode 0 needs a tensor)"),
-    ),
-    "kl_div": (
-        Buffer("acc_", "tbuf", 1, "float", when=MASK_ACC, phase=SCRATCH_PHASE,
-               doc="KL reduction: running sums of contributions"),
-    ),
-}
-
 # Atlas 910 (1001) lacks Compares, Select modes 1/2 and Maxs/Mins: masks are written one 64-lane chunk per 32-byte
 # slot (4x the bytes) so that Select mode 0 can take each chunk's bits from an aligned address.
 MASK_CHUNKED_DIV = 2
@@ -164,7 +108,7 @@ def read_roles(op: OpSpec) -> tuple[str, ...]:
 
 def has_constants(op: OpSpec) -> bool:
     """Whether the op's compute body has constant buffers (allocated only where needs_constants says)."""
-    return any(b.when == MASK_CONST for b in OP_SCRATCH[op.template])
+    return any(b.when == MASK_CONST for b in op_scratch(op))
 
 
 def needs_constants(op: OpSpec, npu_arch: int) -> bool:
@@ -176,7 +120,7 @@ def buffers(op: OpSpec, grad_scalar: bool, npu_arch: int) -> list[Buffer]:
     """The plan in allocation order: io_buffers, the op's phased float scratch, the phased masks (their sizes are not
     multiples of skew, so no float buffer with a phase follows them), then the rest."""
     skew = bank_skew(npu_arch)
-    scratch = [replace(b, pad=phase_reserve(b, skew)) if b.phase is not None else b for b in OP_SCRATCH[op.template]]
+    scratch = [replace(b, pad=phase_reserve(b, skew)) if b.phase is not None else b for b in op_scratch(op)]
     if npu_arch == 1001:
         scratch = [replace(b, div=MASK_CHUNKED_DIV) if b.ctype == "uint8_t" else b for b in scratch]
     scratch.sort(key=lambda b: (b.phase is None, b.ctype == "uint8_t"))

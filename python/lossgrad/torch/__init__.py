@@ -1,9 +1,9 @@
 """PyTorch integration (optional extra ``ascend-lossgrad[torch]``): custom operators and drop-in losses.
 
-``import lossgrad.torch`` registers ``torch.ops.lossgrad.{l1_loss_backward, mse_loss_backward,
-smooth_l1_loss_backward, kl_div_backward}`` (aclnn semantics; CPU tensors run the real kernel on the twin, NPU tensors
-the installed custom-op package; fake kernels for tracing) and provides drop-in losses with
-``torch.nn.functional``'s signatures whose backward runs those operators. ``import lossgrad`` never imports torch.
+``import lossgrad.torch`` registers ``torch.ops.lossgrad.<op name>`` for every op of the registry (aclnn semantics;
+CPU tensors run the real kernel on the twin, NPU tensors the installed custom-op package; fake kernels for tracing) and provides each op folder's drop-in loss
+(``lossgrad.torch.mse_loss``, ``MSELoss``, ...) with ``torch.nn.functional``'s signatures, whose backward runs those
+operators. ``import lossgrad`` never imports torch.
 See docs/torch.md.
 """
 from __future__ import annotations
@@ -18,15 +18,12 @@ import numbers
 from typing import Any
 
 from ..errors import LossGradError, invalid_error, null_error
-from ..registry import KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD, OpSpec
-from .losses import KLDivLoss, L1Loss, MSELoss, SmoothL1Loss, kl_div, l1_loss, mse_loss, smooth_l1_loss
+from ..registry import OPS, OpSpec, op_part
+from ..validation import parse_reduction
+from ..wrappers import describe, public_function
 from .npu import NpuUnavailable
 from .ops import current_soc, op, soc
-from ..validation import parse_reduction
 
-__all__ = ["soc", "current_soc", "op", "l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward",
-           "kl_div_backward", "l1_loss", "mse_loss", "smooth_l1_loss", "kl_div", "L1Loss", "MSELoss",
-           "SmoothL1Loss", "KLDivLoss", "LossGradError", "NpuUnavailable"]
 
 
 def _check_scalars(spec: OpSpec, reduction: Any, attrs: tuple[Any, ...]) -> None:
@@ -49,27 +46,21 @@ def _call(spec: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: An
     return op(spec.name)(grad_output, self_, target, reduction, *attrs, out_dtype=out_dtype, soc=soc_name)
 
 
-def l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: "int | str" = "mean", *,
-                     out_dtype: "_torch.dtype | None" = None, soc: str | None = None) -> _torch.Tensor:
-    """``torch.ops.lossgrad.l1_loss_backward`` with aclnn's null check; reduction as int or name."""
-    return _call(L1_LOSS_BACKWARD, grad_output, self, target, reduction, (), out_dtype, soc)
+def _impl(spec: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None, *,
+          out_dtype: "_torch.dtype | None", soc: str | None) -> _torch.Tensor:
+    return _call(spec, grad_output, self_, target, reduction, tuple((attrs or {}).values()), out_dtype, soc)
 
 
-def mse_loss_backward(grad_output: Any, self: Any, target: Any, reduction: "int | str" = "mean", *,
-                      out_dtype: "_torch.dtype | None" = None, soc: str | None = None) -> _torch.Tensor:
-    """``torch.ops.lossgrad.mse_loss_backward`` with aclnn's null check; reduction as int or name."""
-    return _call(MSE_LOSS_BACKWARD, grad_output, self, target, reduction, (), out_dtype, soc)
-
-
-def smooth_l1_loss_backward(grad_output: Any, self: Any, target: Any, reduction: "int | str" = "mean",
-                            beta: float = 1.0, *, out_dtype: "_torch.dtype | None" = None,
-                            soc: str | None = None) -> _torch.Tensor:
-    """``torch.ops.lossgrad.smooth_l1_loss_backward`` with aclnn's null check; reduction as int or name."""
-    return _call(SMOOTH_L1_LOSS_BACKWARD, grad_output, self, target, reduction, (beta,), out_dtype, soc)
-
-
-def kl_div_backward(grad_output: Any, self: Any, target: Any, reduction: "int | str" = "mean",
-                    log_target: bool = False, *, out_dtype: "_torch.dtype | None" = None,
-                    soc: str | None = None) -> _torch.Tensor:
-    """``torch.ops.lossgrad.kl_div_backward`` with aclnn's null check; reduction as int or name."""
-    return _call(KL_DIV_BACKWARD, grad_output, self, target, reduction, (log_target,), out_dtype, soc)
+# lossgrad.torch.<op name>: torch.ops.lossgrad.<op name> with aclnn's null check (reduction as int or name), and each
+# op folder's drop-in loss (torch_facts.LOSS: the functional and the nn.Module) under its own names.
+FUNCTIONS = {spec.name: public_function(spec, _impl, {"out_dtype": (None, "_torch.dtype | None"),
+                                                      "soc": (None, "str | None")}, __name__,
+                                        describe(spec, f"torch.ops.lossgrad.{spec.name} with aclnn's null check:"),
+                                        returns=_torch.Tensor)
+             for spec in OPS.values()}
+DROP_INS = {spec.name: op_part(spec, "torch_facts").LOSS for spec in OPS.values()}
+globals().update(FUNCTIONS)
+globals().update({d.function.__name__: d.function for d in DROP_INS.values()})
+globals().update({d.module.__name__: d.module for d in DROP_INS.values()})
+__all__ = ["soc", "current_soc", "op", *FUNCTIONS, *(d.function.__name__ for d in DROP_INS.values()),
+           *(d.module.__name__ for d in DROP_INS.values()), "LossGradError", "NpuUnavailable"]

@@ -1,4 +1,4 @@
-"""The four loss backwards as PyTorch custom operators: ``torch.ops.lossgrad.<name>``.
+"""Every op of the registry as a PyTorch custom operator: ``torch.ops.lossgrad.<name>``.
 
 Each op is defined once, from the registry, with two overloads that share every kernel:
 
@@ -17,8 +17,8 @@ Kernels:
 - PrivateUse1 (torch_npu's ``npu`` device): the installed custom-op package's aclnn two-stage API
   (``lossgrad.torch.npu``).
 - Fake/Meta: output shape and dtype from the same validation the kernels run (``lossgrad.validation``).
-- Autograd: the derivative of each backward (double backward), computed with torch ops; the reduction coefficient
-  comes from ``lossgrad.validation.coefficient``.
+- Autograd: the derivative of each backward (double backward): the op folder's ``torch_facts.derivative``, with
+  torch ops; the reduction coefficient comes from ``lossgrad.validation.coefficient``.
 
 Validation (``LossGradError`` 161002, and 561002 for a mean over nothing) happens inside every kernel and the fake
 one. The tensor arguments are not optional in the schema, so a null cannot reach the op: aclnn's 161001 is raised by
@@ -31,13 +31,12 @@ import contextvars
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
-import numpy as np
 import torch
 from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from .. import api
 from ..errors import LossGradError
-from ..registry import L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, OPS, OpSpec, OutputShape, Reduction
+from ..registry import OPS, OpSpec, OutputShape, Reduction, op_part
 from ..socs import get_soc
 from ..validation import Call, coefficient, parse_reduction, validate
 from ._convert import DTYPE_TO_TORCH, from_numpy, lossgrad_dtype, shape_stand_in, to_numpy
@@ -204,11 +203,6 @@ def _by_name(op: OpSpec) -> Callable[..., torch.Tensor]:
 
 # -- autograd: the derivative of each backward (double backward) -----------------------------------------------------
 
-def _sign(x: torch.Tensor) -> torch.Tensor:
-    """aclnn's sign from two comparisons: 0 at 0 and at NaN (docs/semantics.md)."""
-    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
-
-
 def _setup_context(op: OpSpec) -> Callable[..., None]:
     def setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: Mapping[str, Any], output: torch.Tensor
               ) -> None:
@@ -231,38 +225,10 @@ def _double_backward(op: OpSpec) -> Callable[..., tuple[torch.Tensor | None, ...
 
     def backward(ctx: Any, gg: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         g, s, t = ctx.saved_tensors
-        c = ctx.c
-        need_g, need_s, need_t = ctx.needs_input_grad[:3]
-        d_g = d_s = d_t = None
-        if op.output_shape is OutputShape.SELF:  # KL: out = sum to self's shape of -T * g * c
-            tf = t.to(gg.dtype)
-            T = tf.exp() if ctx.attrs["log_target"] else tf
-            if need_g:
-                d_g = (-T * gg * c).sum_to_size(g.shape).to(g.dtype)
-            if need_t:
-                dT = T if ctx.attrs["log_target"] else torch.ones_like(T)
-                d_t = (-dT * g.to(gg.dtype) * gg * c).sum_to_size(t.shape).to(t.dtype)
-            return (d_g, None, d_t) + (None,) * n_rest
-        x = s.to(gg.dtype) - t.to(gg.dtype)
-        gf = g.to(gg.dtype)
-        if op is L1_LOSS_BACKWARD:
-            f, df = _sign(x), None  # sign' = 0 almost everywhere
-        elif op is MSE_LOSS_BACKWARD:
-            f, df = x, torch.ones_like(x)
-        else:  # smooth_l1_loss_backward
-            beta = float(np.float32(ctx.attrs["beta"]))  # aclnn's C float
-            if beta == 0.0:
-                f, df = _sign(x), None
-            else:
-                f = torch.where(x > beta, 1.0, torch.where(x < -beta, -1.0, x / beta)).to(x.dtype)
-                df = ((x > -beta) & (x < beta)).to(x.dtype) / beta
-        if need_g:
-            d_g = (gg * f * c).sum_to_size(g.shape).to(g.dtype)
-        if df is not None and (need_s or need_t):
-            d_x = gg * gf * df * c
-            d_s = d_x.sum_to_size(s.shape).to(s.dtype) if need_s else None
-            d_t = (-d_x).sum_to_size(t.shape).to(t.dtype) if need_t else None
-        return (d_g, d_s, d_t) + (None,) * n_rest
+        # the op folder's torch_facts.derivative: (d gradOutput, d self, d target) of out = backward(g, s, t)
+        derivative = op_part(op, "torch_facts").derivative
+        found = derivative(gg, g, s, t, ctx.c, ctx.attrs, tuple(ctx.needs_input_grad[:3]))
+        return tuple(found) + (None,) * n_rest
 
     return backward
 

@@ -1,5 +1,5 @@
-"""PyTorch as an independent oracle of the golden model: the four loss backwards through torch's CPU autograd in
-float64, with the aclnn-vs-PyTorch differences handled explicitly (docs/semantics.md; the list is in
+"""PyTorch as an independent oracle of the golden model: each op's loss backward through torch's CPU autograd in
+float64 (its folder's test_facts.ORACLE), with the aclnn-vs-PyTorch differences handled explicitly (docs/semantics.md; the list is in
 tests/python/golden/test_golden_vs_torch.py's docstring). Written independently of `lossgrad.golden`.
 
 `lossgrad verify --fuzz` compares a sample of its calls' float64 golden with it when torch is installed;
@@ -9,22 +9,24 @@ module imports it on first use.
 from __future__ import annotations
 
 import math
-import warnings
+from typing import Any, Callable
 
 import numpy as np
 
+from ..registry import get_op, op_part
 
-def _torch():
+
+def torch_module():
     import torch
     return torch
 
 
-def _t64(a: np.ndarray):
-    torch = _torch()
+def t64(a: np.ndarray):
+    torch = torch_module()
     return torch.from_numpy(np.array(a, dtype=np.float64, order="C"))  # ascontiguousarray would make 0-d 1-d
 
 
-def _backward(loss_fn, leaf, grad, reduction: str, shape: tuple[int, ...], divisor: float | None = None) -> None:
+def backward_through(loss_fn, leaf, grad, reduction: str, shape: tuple[int, ...], divisor: float | None = None) -> None:
     """Backward through `loss_fn(reduction)`. aclnn multiplies a non-scalar gradOutput elementwise even for reduced
     losses; torch needs a scalar then, so that case weights the unreduced loss by grad before reducing."""
     g_full = grad.expand(shape)
@@ -45,64 +47,13 @@ def _backward(loss_fn, leaf, grad, reduction: str, shape: tuple[int, ...], divis
     loss.backward()
 
 
-def _pointwise_reference(op: str, g, s, t, reduction: str, beta: float) -> np.ndarray:
-    torch = _torch()
-    F = torch.nn.functional
-    full = tuple(np.broadcast_shapes(g.shape, s.shape, t.shape))
-    if math.prod(full) == 0:
-        return np.zeros(full)
-    # (ii) expand before the call: aclnn's output is per element of broadcast(grad, self, target), and L1's mean
-    # divides by that numel, which is what torch's mean over the expanded loss does.
-    leaf = _t64(s).expand(full).clone()
-    target = _t64(t).expand(full).clone()
-    if op == "l1_loss_backward" or (op == "smooth_l1_loss_backward" and beta == 0.0):
-        # (v) aclnn's sign is two comparisons, so a NaN self - target (NaN input, Inf - Inf) gives sign 0. torch's
-        # sgn(NaN) has changed across versions (pytorch#41245), so the oracle does not rely on it: those positions
-        # get self = target = 0, whose L1 gradient is 0 * grad (still NaN for a NaN/Inf grad).
-        nan_x = torch.isnan(leaf - target)
-        leaf[nan_x] = 0.0
-        target[nan_x] = 0.0
-        # (iii) beta == 0: aclnn's function is L1's sign (0 at x == 0); torch's smooth_l1 kernel gives -1 there, so
-        # the oracle uses torch's L1 gradient, as F.smooth_l1_loss itself does for beta == 0.
-        fn = lambda r: F.l1_loss(leaf, target, reduction=r)  # noqa: E731
-    elif op == "mse_loss_backward":
-        fn = lambda r: F.mse_loss(leaf, target, reduction=r)  # noqa: E731
-    else:
-        fn = lambda r: F.smooth_l1_loss(leaf, target, reduction=r, beta=beta)  # noqa: E731
-    leaf.requires_grad_(True)
-    _backward(fn, leaf, _t64(g), reduction, full)
-    grad = leaf.grad.numpy()
-    if reduction == "mean" and op != "l1_loss_backward":
-        # (i) MSE and SmoothL1 mean divide by numel(self) as passed, torch by numel of the expanded loss.
-        grad = grad * (math.prod(full) / math.prod(s.shape))
-    return grad
-
-
-def _kl_reference(g, s, t, reduction: str, log_target: bool) -> np.ndarray:
-    torch = _torch()
-    F = torch.nn.functional
-    st = tuple(np.broadcast_shapes(s.shape, t.shape))
-    if math.prod(s.shape) == 0:
-        return np.zeros(s.shape)
-    # (iv) the leaf has self's shape, so autograd sums the contributions over the broadcast axes back to it.
-    leaf = _t64(s).clone().requires_grad_(True)
-    target = _t64(t)
-    fn = lambda r: F.kl_div(leaf, target, reduction=r, log_target=log_target)  # noqa: E731
-    # (iv) aclnn's batchmean divides by dim 0 of broadcast(self, target) (a 0-d space counts as [1]); torch's by
-    # self.size(0). The oracle takes torch's sum and divides by aclnn's divisor.
-    divisor = float(st[0] if st else 1) if reduction == "batchmean" else None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch warns that kl_div 'mean' is not the math definition
-        _backward(fn, leaf, _t64(g), reduction, st, divisor)
-    return leaf.grad.numpy() if leaf.grad is not None else np.zeros(s.shape)
-
-
-def torch_reference(op: str, g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, *, beta: float = 1.0,
-                    log_target: bool = False) -> np.ndarray:
-    """PyTorch float64 autograd gradient with respect to self, in aclnn's output shape (unrounded float64)."""
-    if op == "kl_div_backward":
-        return _kl_reference(g, s, t, reduction, log_target)
-    return _pointwise_reference(op, g, s, t, reduction, beta)
+def torch_reference(op: str, g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, **attrs: Any
+                    ) -> np.ndarray:
+    """PyTorch float64 autograd gradient with respect to self, in aclnn's output shape (unrounded float64): the op
+    folder's test_facts.ORACLE, with the op's attribute defaults for those not given."""
+    spec = get_op(op)
+    values = {a.name: a.default for a in spec.attrs} | attrs
+    return op_part(spec, "test_facts").ORACLE(g, s, t, reduction, values)
 
 
 def torch_available() -> bool:
@@ -118,10 +69,38 @@ def compare_with_torch(call, golden64: np.ndarray) -> str | None:
     from ..precision import compare
 
     attrs = dict(call.attrs)
-    want = torch_reference(call.op.name, call.grad, call.self_, call.target, call.reduction.label,
-                           beta=float(attrs.get("beta", 1.0)), log_target=bool(attrs.get("log_target", False)))
+    want = torch_reference(call.op.name, call.grad, call.self_, call.target, call.reduction.label, **attrs)
     want = np.asarray(want, np.float64).astype(call.out_dtype.np_dtype)
     if want.shape != golden64.shape:
         return f"torch's gradient has shape {want.shape}, the golden's {golden64.shape}"
     cmp = compare(golden64, want, call.out_dtype, "experimental", small_values=True)
     return None if cmp.passed else f"the float64 golden differs from PyTorch's autograd: {cmp.describe()}"
+
+
+def pointwise_reference(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str,
+                        loss: Callable[[Any, Any, str], Any], *, self_numel_mean: bool = False,
+                        nan_x_to_zero: bool = False) -> np.ndarray:
+    """The gradient of a pointwise loss(input, target, reduction) (torch functional) with respect to self, for a
+    backward over broadcast(grad, self, target):
+    (ii) self and target are expanded before the call: aclnn's output is per element of the broadcast, and a mean
+    over the broadcast is what torch's mean over the expanded loss does;
+    (i) `self_numel_mean`: the op's mean divides by numel(self) as passed (MSE, SmoothL1), torch's by the broadcast's;
+    (v) `nan_x_to_zero`: aclnn's sign is two comparisons, so a NaN self - target (NaN input, Inf - Inf) gives sign 0.
+    torch's sgn(NaN) has changed across versions (pytorch#41245), so those positions get self = target = 0, whose
+    gradient is 0 * grad (still NaN for a NaN/Inf grad)."""
+    torch = torch_module()
+    full = tuple(np.broadcast_shapes(g.shape, s.shape, t.shape))
+    if math.prod(full) == 0:
+        return np.zeros(full)
+    leaf = t64(s).expand(full).clone()
+    target = t64(t).expand(full).clone()
+    if nan_x_to_zero:
+        nan_x = torch.isnan(leaf - target)
+        leaf[nan_x] = 0.0
+        target[nan_x] = 0.0
+    leaf.requires_grad_(True)
+    backward_through(lambda r: loss(leaf, target, r), leaf, t64(g), reduction, full)
+    grad = leaf.grad.numpy()
+    if reduction == "mean" and self_numel_mean:
+        grad = grad * (math.prod(full) / math.prod(s.shape))
+    return grad

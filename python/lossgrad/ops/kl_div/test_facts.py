@@ -1,0 +1,31 @@
+"""aclnnKlDivBackward: the test facts (lossgrad.verify.oracle and the tests read them). Independent of the golden."""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...verify.oracle import backward_through, t64, torch_module
+
+
+def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: Mapping[str, Any]) -> np.ndarray:
+    """torch's kl_div gradient with respect to self (self's shape), batchmean by aclnn's divisor."""
+    log_target = bool(attrs["log_target"])
+    torch = torch_module()
+    F = torch.nn.functional
+    st = tuple(np.broadcast_shapes(s.shape, t.shape))
+    if math.prod(s.shape) == 0:
+        return np.zeros(s.shape)
+    # (iv) the leaf has self's shape, so autograd sums the contributions over the broadcast axes back to it.
+    leaf = t64(s).clone().requires_grad_(True)
+    target = t64(t)
+    fn = lambda r: F.kl_div(leaf, target, reduction=r, log_target=log_target)  # noqa: E731
+    # (iv) aclnn's batchmean divides by dim 0 of broadcast(self, target) (a 0-d space counts as [1]); torch's by
+    # self.size(0). The oracle takes torch's sum and divides by aclnn's divisor.
+    divisor = float(st[0] if st else 1) if reduction == "batchmean" else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that kl_div 'mean' is not the math definition
+        backward_through(fn, leaf, t64(g), reduction, st, divisor)
+    return leaf.grad.numpy() if leaf.grad is not None else np.zeros(s.shape)

@@ -1,0 +1,15 @@
+"""aclnnMseLossBackward: the test facts (lossgrad.verify.oracle and the tests read them). Independent of the golden."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...verify.oracle import pointwise_reference
+
+
+def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: Mapping[str, Any]) -> np.ndarray:
+    """torch's MSE gradient; aclnn's mean divides by numel(self) as passed, torch's by the broadcast's."""
+    import torch.nn.functional as F
+    return pointwise_reference(g, s, t, reduction, lambda a, b, r: F.mse_loss(a, b, reduction=r),
+                               self_numel_mean=True)

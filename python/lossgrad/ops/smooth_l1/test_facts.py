@@ -1,0 +1,22 @@
+"""aclnnSmoothL1LossBackward: the test facts (lossgrad.verify.oracle and the tests read them). Independent of the
+golden."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...verify.oracle import pointwise_reference
+
+
+def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: Mapping[str, Any]) -> np.ndarray:
+    """torch's SmoothL1 gradient; aclnn's mean divides by numel(self) as passed. beta == 0: aclnn's function is L1's
+    sign (0 at x == 0, and at a NaN x); torch's smooth_l1 kernel gives -1 there, so the oracle uses torch's L1
+    gradient, as F.smooth_l1_loss itself does for beta == 0."""
+    import torch.nn.functional as F
+    beta = float(attrs["beta"])
+    if beta == 0.0:
+        return pointwise_reference(g, s, t, reduction, lambda a, b, r: F.l1_loss(a, b, reduction=r),
+                                   self_numel_mean=True, nan_x_to_zero=True)
+    return pointwise_reference(g, s, t, reduction, lambda a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=beta),
+                               self_numel_mean=True)

@@ -1,0 +1,252 @@
+"""The vocabulary of an operator's declaration: what one op folder (lossgrad/ops/<name>/) states about its op.
+
+The op folders build an `OpSpec` (aclnn's facts), the compute body's scratch `Buffer`s, and point at their golden
+formulas, torch facts and test facts; lossgrad.registry discovers them. This module imports nothing of the package
+but dtypes and socs, so op folders import it without cycles. Facts are cited to
+`../shared/reference/ops_semantics.md` (the spec) by section.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping
+
+from . import dtypes as dt
+from .dtypes import KERNEL_DTYPES, DType
+from .socs import ARCHS
+
+
+class Reduction(enum.IntEnum):
+    """aclnn's integer encoding (ops_semantics §0). The kernel attribute is the lower-case string."""
+
+    NONE = 0
+    MEAN = 1
+    SUM = 2
+    BATCHMEAN = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Divisor(enum.Enum):
+    """Which element count N the mean (or batchmean) coefficient divides by."""
+
+    OUTPUT_NUMEL = "numel of broadcast(gradOutput, self, target), the output"
+    SELF_NUMEL = "numel of self as passed (not broadcast); 0-d counts as 1"
+    SELF_TARGET_NUMEL = "numel of broadcast(self, target)"
+    SELF_TARGET_DIM0 = "dim 0 of broadcast(self, target); 0-d counts as [1]"
+
+
+class Promotion(enum.Enum):
+    """How the op_api checks input dtypes and which dtype it computes in."""
+
+    PROMOTE_ALL = "promote(promote(gradOutput, self), target) must exist, be supported and cast to the output"
+    SAME_AS_SELF = "gradOutput and target must have self's dtype (no promotion)"
+    EACH_SUPPORTED = "each of gradOutput, self, target and out must be supported; self must cast to out"
+
+
+class OutputShape(enum.Enum):
+    BROADCAST_ALL = "broadcast(gradOutput, self, target)"
+    SELF = "self.shape (gradOutput must broadcast into broadcast(self, target))"
+
+
+class EmptyRule(enum.Enum):
+    ANY_INPUT = "any empty input: success, no kernel launch"
+    SELF_ONLY = "only an empty self returns early; an empty target broadcast sums to zeros"
+
+
+class Check(enum.Enum):
+    """aclnn validation steps; each op lists them in its op_api's order, the first failing one reports."""
+
+    NULL = "null inputs -> 161001"
+    REDUCTION = "reduction must be one of the op's values"
+    PROMOTE = "promoted dtype must exist, be supported, and cast to the output dtype"
+    SAME_DTYPE = "gradOutput and target must have self's dtype"
+    EACH_SUPPORTED = "every tensor's dtype must be supported"
+    SELF_OUT_SUPPORTED = "self's and the output's dtypes must be supported; self must cast to the output"
+    SELF_CASTS_TO_OUT = "self's dtype must cast to the output dtype"
+    RANK = "rank <= 8"
+    BETA = "beta >= 0 and not NaN"
+    BROADCAST_ALL = "gradOutput, self and target broadcast, and the result equals the output shape"
+    KL_SHAPES = "self/target broadcast, gradOutput broadcasts into that shape, output shape == self.shape"
+    KERNEL_DTYPES = "every tensor the kernel reads or writes has a dtype the NpuArch can move and cast (arch_dtypes)"
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    """A scalar attribute after `reduction` in the aclnn signature."""
+
+    name: str            # Python keyword
+    aclnn_name: str      # aclnn parameter name
+    aclnn_type: str      # C type in the aclnn signature
+    kernel_attr: str     # CANN kernel proto attribute name
+    kernel_type: str     # OpDef attr type: "Float" | "Bool"
+    default: Any
+    minimum: float | None = None  # inclusive lower bound, NaN rejected (beta)
+
+
+@dataclass(frozen=True)
+class KernelIO:
+    """One kernel input: CANN proto name and which API argument feeds it."""
+
+    proto: str
+    role: str  # "grad" | "self" | "target"
+
+
+MAX_RANK = 8
+
+FLOAT_SUPPORT_BY_ARCH: dict[int, tuple[DType, ...]] = {
+    # GetDtypeSupportListV2 (ops_semantics §0): bf16 on DAV_2201 and regbase (3510), else f32/f16 only.
+    2201: (DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16),
+    3510: (DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16),
+    2002: (DType.FLOAT32, DType.FLOAT16),
+    1001: (DType.FLOAT32, DType.FLOAT16),
+}
+
+ALL_LINES = ("950", "A3", "A2", "310P", "910")
+
+
+def arch_dtypes(npu_arch: int) -> tuple[DType, ...]:
+    """Element types a kernel can read, write and cast to and from float32 (its compute type) on the architecture:
+    float32 and float16 everywhere, bfloat16 only where the part moves and casts it (socs.Arch.bf16_io; on 310P
+    and Atlas 910 neither DataCopy nor Cast takes bfloat16_t)."""
+    return KERNEL_DTYPES if ARCHS[npu_arch].bf16_io else (DType.FLOAT32, DType.FLOAT16)
+
+
+def promoted_dtype(dtypes: Mapping[str, DType]) -> DType:
+    """promote(promote(gradOutput, self), target): what the op_api casts non-float inputs to."""
+    return dt.promote(dt.promote(dtypes["grad"], dtypes["self"]), dtypes["target"])
+
+
+def kernel_dtypes(dtypes: Mapping[str, DType], out: DType) -> dict[str, DType]:
+    """The element type of each kernel tensor (grad, self, target, out). The op_api casts a non-float input (only
+    L1 accepts them) to the promoted dtype before the kernel; float inputs and the output reach the kernel as they
+    are, and the kernel casts each one to or from float32 itself."""
+    promoted = promoted_dtype(dtypes)
+    found = {r: (d if d.is_float else promoted) for r, d in dtypes.items() if r in ("grad", "self", "target")}
+    found["out"] = out
+    return found
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str                           # Python API name (lossgrad.<name>, lossgrad.golden.<name>)
+    aclnn: str                          # aclnn API name
+    aclnn_params: tuple[str, ...]       # aclnn GetWorkspaceSize parameters before workspaceSize/executor
+    output_param: str                   # the output tensor's aclnn name
+    attrs: tuple[AttrSpec, ...]         # scalar attributes after `reduction`
+    reductions: tuple[Reduction, ...]   # values the op accepts
+    reduction_validated: bool           # False: aclnn maps out-of-range values to "none" (KL)
+    coefficient: float                  # numerator of the reduction coefficient (2 for MSE)
+    mean_divisor: Divisor
+    batchmean_divisor: Divisor | None
+    promotion: Promotion
+    output_shape: OutputShape
+    default_out_dtype: str              # "promoted" | "self"
+    empty_rule: EmptyRule
+    checks: tuple[Check, ...]           # aclnn's validation order
+    rank_checked: tuple[str, ...]       # tensors the rank check covers
+    dtype_support: dict[int, tuple[DType, ...]]  # dtypes aclnn's validation accepts, by NpuArch
+    docs_support: dict[str, bool]       # product lines the aclnn doc lists
+    ours_support: dict[str, bool]       # product lines this project ships kernels for
+    cann_op_type: str                   # CANN's built-in kernel op type (facts, docs)
+    custom_op_type: str                 # our custom-op type (OpDef class, aclnn<custom_op_type> API)
+    kernel_inputs: tuple[KernelIO, ...] # kernel input order
+    kernel_output: str                  # kernel output proto name
+    kernel_reads_self: bool             # KL reads only self's shape, never its values
+    aclnn_broadcasts: tuple[str, ...]   # inputs aclnn's op_api materialises with BroadcastTo before its kernel
+    aclnn_compute: str                  # dtype aclnn's op_api casts the inputs to: "promoted" | "self" |
+                                        # "float32_unless_all_float16"
+    formula: str
+    sources: tuple[str, ...] = field(default_factory=tuple)
+    order: int = 1000                   # position among the ops (registry.OPS, the C++ OpId, tables), then by name
+    template: str = ""                  # the short name: the op's folder under lossgrad/ops (set by discovery)
+
+    @property
+    def entry_name(self) -> str:
+        """snake_case kernel entry of the custom op type (msOpGen convention: AddCustom -> add_custom)."""
+        out = []
+        for i, ch in enumerate(self.custom_op_type):
+            if ch.isupper() and i and (not self.custom_op_type[i - 1].isupper()
+                                       or (i + 1 < len(self.custom_op_type)
+                                           and self.custom_op_type[i + 1].islower())):
+                out.append("_")
+            out.append(ch.lower())
+        return "".join(out)
+
+    def attr(self, name: str) -> AttrSpec:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def supported_dtypes(self, npu_arch: int) -> tuple[DType, ...]:
+        return self.dtype_support[npu_arch]
+
+    def kernel_combos(self, npu_arch: int) -> tuple[tuple[DType, ...], ...]:
+        """The dtype mixes the custom-op package registers as OpDef columns (kernel input order, then the output):
+        one fused kernel binary each per compute unit. Every float mix aclnn accepts is fused by the kernels (twin,
+        launch builds); the package registers those worth a binary of their own, for each supported D, O, G:
+          (D, D, D -> D)             the same-dtype columns;
+          (D, D, D -> O), O != D     an output dtype of its own (e.g. float32 gradients of float16 inputs): every
+                                     op accepts it, and it is the only kind of mix MSE (SAME_AS_SELF) accepts;
+          grad G != D, self = target = D -> the default output dtype (promote(G, D), or D for KL): a gradOutput of
+                                     another precision than the loss inputs (not MSE, which rejects it).
+        Any other accepted mix is cast on the host to aclnn's compute dtype first (lossgrad.cann.op_host
+        package_dtypes), as aclnn's own op_api composition does."""
+        supported = self.supported_dtypes(npu_arch)
+        combos: list[dict[str, DType]] = [{"grad": d, "self": d, "target": d, "out": d} for d in supported]
+        combos += [{"grad": d, "self": d, "target": d, "out": o} for d in supported for o in supported if o != d]
+        if self.promotion is not Promotion.SAME_AS_SELF:
+            for d in supported:
+                for g in supported:
+                    if g != d:
+                        out = dt.promote(g, d) if self.default_out_dtype == "promoted" else d
+                        combos.append({"grad": g, "self": d, "target": d, "out": out})
+        return tuple(tuple(c[io.role] for io in self.kernel_inputs) + (c["out"],) for c in combos)
+
+
+# -- the UB buffers a compute body may declare (tiling.ub_plan sizes and places them, the kernel allocates them) ------
+
+# bufMask bits, decided by the tiling per launch (lossgrad.tiling.ub_plan explains the plan).
+MASK_WORK = {"grad": 0, "self": 1, "target": 2}   # fp32 work/resident buffer of an input
+MASK_ACC = 6                                       # KL reduction accumulator
+MASK_CONST = 7                                     # Atlas 910 compare-based ops: a constant zero tensor
+MASK_RESULT = 8                                    # float result buffer (the output dtype is not float)
+MASK_REPEAT = {"grad": 9, "self": 10, "target": 11}  # keep a streamed tile resident: the next tiles repeat it
+
+# Bank phases (tiling.ub_plan's module doc): self and target apart (Sub/Compare(self, target)), grad apart from the
+# result (Mul(r, r, grad)); the result (out tile or result_) at phase 0, the compute scratch that meets it at phase 1.
+ROLE_PHASE = {"grad": 1, "self": 1, "target": 0}
+RESULT_PHASE = 0
+SCRATCH_PHASE = 1
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str            # C++ member
+    kind: str            # "in" (TQue VECIN), "out" (TQue VECOUT), "tbuf" (TBuf VECCALC)
+    count: int           # buffers in the queue (2 = double buffering)
+    ctype: str           # element type symbol: TG/TS/TT/TO/float/uint8_t
+    mult: int = 1
+    div: int = 1
+    when: int | None = None  # bufMask bit
+    doc: str = ""
+    phase: int | None = None  # UB bank phase (0/1, see above); None: not an operand whose placement matters
+    lead: int = 0             # input slices: bytes between the previous slice's end and this slice's data
+    pad: int = 0              # bytes each instance adds to its tile-scaled size (bank placement)
+
+    def bytes_per_elem(self, sizes: Mapping[str, int]) -> Fraction:
+        return Fraction(self.count * self.mult * sizes[self.ctype], self.div)
+
+
+def mask(name: str, phase: int, doc: str = "comparison bits") -> Buffer:
+    """A compute body's comparison-bits scratch (one bit per element)."""
+    return Buffer(name, "tbuf", 1, "uint8_t", div=8, phase=phase, doc=doc)
+
+
+def scratch(name: str, phase: int | None, doc: str, when: int | None = None) -> Buffer:
+    """A compute body's float scratch tensor of one tile."""
+    return Buffer(name, "tbuf", 1, "float", when=when, phase=phase, doc=doc)
