@@ -6,6 +6,7 @@ from typing import Sequence
 import numpy as np
 
 from ..dtypes import DType, parse
+from ..registry import KL_DIV_BACKWARD
 from ..validation import broadcast_shapes
 from .cases import LAYOUTS, VALUE_KINDS, Case
 
@@ -100,7 +101,7 @@ def inputs(shapes: Sequence[Sequence[int]], dtypes: "str | Sequence[str]" = "flo
     if values not in VALUE_KINDS:
         raise ValueError(f"values {values!r}: expected one of {', '.join(VALUE_KINDS)}")
     dts = (dtypes,) * 3 if isinstance(dtypes, str) else tuple(dtypes)[:3]
-    case = Case(op="kl_div_backward" if kl else "", soc="", shapes=tuple(tuple(s) for s in shapes),  # type: ignore
+    case = Case(op=KL_DIV_BACKWARD.name if kl else "", soc="", shapes=tuple(tuple(s) for s in shapes),  # type: ignore
                 dtypes=(*dts, dts[0]), reduction="none", log_target=log_target if kl else None, values=values,
                 seed=seed, layouts=tuple(layouts))  # type: ignore[arg-type]
     return make_inputs(case)

@@ -13,6 +13,9 @@ import warnings
 
 import numpy as np
 
+from ..registry import (KL_DIV_BACKWARD, L1_LOSS_BACKWARD, MSE_LOSS_BACKWARD, SMOOTH_L1_LOSS_BACKWARD,
+                        get_op)
+
 
 def _torch():
     import torch
@@ -55,7 +58,8 @@ def _pointwise_reference(op: str, g, s, t, reduction: str, beta: float) -> np.nd
     # divides by that numel, which is what torch's mean over the expanded loss does.
     leaf = _t64(s).expand(full).clone()
     target = _t64(t).expand(full).clone()
-    if op == "l1_loss_backward" or (op == "smooth_l1_loss_backward" and beta == 0.0):
+    spec = get_op(op)
+    if spec is L1_LOSS_BACKWARD or (spec is SMOOTH_L1_LOSS_BACKWARD and beta == 0.0):
         # (v) aclnn's sign is two comparisons, so a NaN self - target (NaN input, Inf - Inf) gives sign 0. torch's
         # sgn(NaN) has changed across versions (pytorch#41245), so the oracle does not rely on it: those positions
         # get self = target = 0, whose L1 gradient is 0 * grad (still NaN for a NaN/Inf grad).
@@ -65,14 +69,14 @@ def _pointwise_reference(op: str, g, s, t, reduction: str, beta: float) -> np.nd
         # (iii) beta == 0: aclnn's function is L1's sign (0 at x == 0); torch's smooth_l1 kernel gives -1 there, so
         # the oracle uses torch's L1 gradient, as F.smooth_l1_loss itself does for beta == 0.
         fn = lambda r: F.l1_loss(leaf, target, reduction=r)  # noqa: E731
-    elif op == "mse_loss_backward":
+    elif spec is MSE_LOSS_BACKWARD:
         fn = lambda r: F.mse_loss(leaf, target, reduction=r)  # noqa: E731
     else:
         fn = lambda r: F.smooth_l1_loss(leaf, target, reduction=r, beta=beta)  # noqa: E731
     leaf.requires_grad_(True)
     _backward(fn, leaf, _t64(g), reduction, full)
     grad = leaf.grad.numpy()
-    if reduction == "mean" and op != "l1_loss_backward":
+    if reduction == "mean" and spec is not L1_LOSS_BACKWARD:
         # (i) MSE and SmoothL1 mean divide by numel(self) as passed, torch by numel of the expanded loss.
         grad = grad * (math.prod(full) / math.prod(s.shape))
     return grad
@@ -100,7 +104,7 @@ def _kl_reference(g, s, t, reduction: str, log_target: bool) -> np.ndarray:
 def torch_reference(op: str, g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, *, beta: float = 1.0,
                     log_target: bool = False) -> np.ndarray:
     """PyTorch float64 autograd gradient with respect to self, in aclnn's output shape (unrounded float64)."""
-    if op == "kl_div_backward":
+    if get_op(op) is KL_DIV_BACKWARD:
         return _kl_reference(g, s, t, reduction, log_target)
     return _pointwise_reference(op, g, s, t, reduction, beta)
 
