@@ -136,9 +136,12 @@ def test_gen_refuses_a_dtype_list_of_the_wrong_length(tmp_path: Path) -> None:
 
 
 def test_timing_doc_states_the_bandwidths_the_model_uses() -> None:
-    """docs/timing.md's parameter table gives 310P3's and 910A's chip bandwidth as the model computes them."""
+    """docs/timing.md's parameter table gives each part's HBM read and write bandwidth as the model computes them
+    (columns: Ascend910B1, Ascend950PR_9589, Ascend310P3)."""
     from lossgrad.timing.params import params_for
     doc = (Path(__file__).resolve().parents[2] / "docs" / "timing.md").read_text()
-    (row,) = [ln for ln in doc.splitlines() if ln.startswith("| `chip_bandwidth_gbps` |")]
-    for soc in ("310P3", "910A"):
-        assert f"{soc} {params_for('Ascend' + soc).chip_bandwidth_gbps.value:g}" in row, row
+    for field in ("hbm_read_gbps", "hbm_write_gbps"):
+        (row,) = [ln for ln in doc.splitlines() if ln.startswith(f"| `{field}` |")]
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        for cell, soc in zip(cells[1:4], ("Ascend910B1", "Ascend950PR_9589", "Ascend310P3")):
+            assert cell.split()[0] == f"{getattr(params_for(soc), field).value:.4g}", (field, soc, row)

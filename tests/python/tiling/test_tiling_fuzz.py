@@ -180,7 +180,7 @@ def _units(problem: KernelProblem, p: TilingPlan) -> int:
 
 def check_cores(problem: KernelProblem, p: TilingPlan) -> None:
     f = p.fields
-    cores = problem.soc.cores
+    cores = min(problem.soc.cores, 65535)  # a launch's numBlocks is at most 65535 (docs/tiling.md, step 12)
     bd = p.block_dim
     assert 1 <= bd <= cores
     out_size = problem.dtypes["out"].itemsize

@@ -150,10 +150,10 @@ def test_a_worker_process_that_dies_fails_the_run_instead_of_hanging(monkeypatch
 
     real = verify_run.run_case
 
-    def crash_on_the_empty_case(case: Case, backend: str = "twin"):  # runs in the forked workers
+    def crash_on_the_empty_case(case: Case, backend: str = "twin", oracle: bool = False):  # in the forked workers
         if case.shapes[1] == (0, 3):
             os._exit(139)
-        return real(case, backend)
+        return real(case, backend, oracle)
 
     monkeypatch.setattr(verify_run, "run_case", crash_on_the_empty_case)
     mk = lambda shape: Case(op="mse_loss_backward", soc="Ascend310P3", shapes=(shape, shape, shape),
