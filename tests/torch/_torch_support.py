@@ -35,3 +35,26 @@ def bits(t: torch.Tensor) -> np.ndarray:
     """The raw bits of a float tensor (bit-identity checks, NaN-safe)."""
     t = t.detach().contiguous()
     return t.view({4: torch.int32, 2: torch.int16}[t.element_size()]).numpy()
+
+
+# -- the registered ops' drop-ins, with the test facts of their folders (tests iterate the registry) ---------------
+
+def op_fact(op: Any, name: str, default: Any) -> Any:
+    """An optional test fact of an op's folder (python/lossgrad/ops/<op>/test_facts.py)."""
+    from lossgrad.registry import op_part
+    return getattr(op_part(op, "test_facts"), name, default)
+
+
+def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
+    """label -> (our drop-in function, torch.nn.functional's, keyword arguments, the op's spec) for every registered
+    op and every keyword set its test facts name (TORCH_VARIANTS; default: one call with no keywords)."""
+    import torch.nn.functional as F
+
+    from lossgrad.registry import OPS, op_part
+
+    found: dict[str, tuple[Any, Any, dict[str, Any], Any]] = {}
+    for op in OPS.values():
+        fn = op_part(op, "torch_facts").LOSS.function
+        for label, kw in op_fact(op, "TORCH_VARIANTS", {op.template: {}}).items():
+            found[label] = (fn, getattr(F, fn.__name__), dict(kw), op)
+    return found

@@ -14,19 +14,14 @@ import torch.nn.functional as F  # noqa: E402
 import lossgrad.runners.twin as twin_runner  # noqa: E402
 import lossgrad.torch as lt  # noqa: E402
 
-from _torch_support import DTYPES, assert_within_standard, rand  # noqa: E402
+from _torch_support import DTYPES, assert_within_standard, drop_in_losses, rand, op_fact  # noqa: E402
+
+from lossgrad.registry import OPS, OutputShape  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using a target size:UserWarning",
                                         "ignore:reduction. 'mean' divides:UserWarning")
 
-LOSSES: dict[str, tuple[Callable[..., Any], Callable[..., Any], dict[str, Any]]] = {
-    "l1": (lt.l1_loss, F.l1_loss, {}),
-    "mse": (lt.mse_loss, F.mse_loss, {}),
-    "smooth_l1": (lt.smooth_l1_loss, F.smooth_l1_loss, {"beta": 0.5}),
-    "smooth_l1_beta0": (lt.smooth_l1_loss, F.smooth_l1_loss, {"beta": 0.0}),
-    "kl": (lt.kl_div, F.kl_div, {}),
-    "kl_log_target": (lt.kl_div, F.kl_div, {"log_target": True}),
-}
+LOSSES = drop_in_losses()  # every registered op's drop-in, with its folder's keyword sets
 # (input shape, target shape): equal, broadcast both ways (the mean divisors differ from aclnn's here), 0-d input.
 SHAPES = [((4, 5), (4, 5)), ((3, 1, 5), (4, 5)), ((5,), (3, 5)), ((1, 4), (3, 4)), ((), (3,))]
 
@@ -46,9 +41,10 @@ def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _grads(fn: Callable[..., Any], x: torch.Tensor, t: torch.Tensor, reduction: str, kw: dict[str, Any],
-           weight: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+           weight: torch.Tensor | None = None, target_grad: bool = True
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     x = x.detach().clone().requires_grad_()
-    t = t.detach().clone().requires_grad_()
+    t = t.detach().clone().requires_grad_(target_grad)
     loss = fn(x, t, reduction=reduction, **kw) if weight is None else fn(x, t, reduction=reduction, weight=weight)
     w = rand(tuple(loss.shape), loss.dtype, 99) if loss.dim() else torch.ones((), dtype=loss.dtype)
     loss.backward(w)
@@ -58,20 +54,32 @@ def _grads(fn: Callable[..., Any], x: torch.Tensor, t: torch.Tensor, reduction: 
 @pytest.mark.parametrize("dtype", list(DTYPES))
 @pytest.mark.parametrize("loss", list(LOSSES))
 def test_gradients_match_torch(loss: str, dtype: str, kernel_calls: list[str]) -> None:
-    ours_fn, torch_fn, kw = LOSSES[loss]
-    reductions = ["none", "mean", "sum"] + (["batchmean"] if loss.startswith("kl") else [])
+    ours_fn, torch_fn, kw, op = LOSSES[loss]
+    reductions = [r.name.lower() for r in op.reductions]
+    target_grad = op_fact(op, "TARGET_GRAD", "kernel")  # "kernel": minus the input's; "torch": torch's own
+    torch_target_grad = target_grad != "kernel"  # aclnn has none: the drop-in's is torch's ("none": torch has none)
+    tg = target_grad != "none"
+    kernel_sums = op.output_shape is OutputShape.SELF  # the kernel sums over the broadcast axes itself
     launches = 0
     for i, (x_shape, t_shape) in enumerate(SHAPES):
         x, t = rand(x_shape, DTYPES[dtype], 3 * i), rand(t_shape, DTYPES[dtype], 3 * i + 1)
-        if loss == "kl":
-            t = t.abs()  # probabilities: torch's forward is NaN for negative targets
+        if op_fact(op, "TORCH_TARGET", "any") == "probability" and not kw.get("log_target"):
+            t = t.abs()  # probabilities (log_target takes any real): torch's forward is NaN for negative targets
+        if not op_fact(op, "TORCH_BROADCASTS_INPUT", True) and x.shape != torch.broadcast_shapes(x.shape, t.shape):
+            for fn in (ours_fn, torch_fn):  # torch's forward refuses an input smaller than the broadcast: so do we
+                with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+                    fn(x, t, **kw)
+            continue
         for reduction in reductions:
             what = f"{loss} {dtype} {x_shape} {t_shape} {reduction}"
-            loss_ours, gx, gt = _grads(ours_fn, x, t, reduction, kw)
-            _, gx64, gt64 = _grads(torch_fn, x.double(), t.double(), reduction, kw)
-            loss_ref, gx_ref, gt_ref = _grads(torch_fn, x, t, reduction, kw)
+            loss_ours, gx, gt = _grads(ours_fn, x, t, reduction, kw, target_grad=tg)
+            _, gx64, gt64 = _grads(torch_fn, x.double(), t.double(), reduction, kw, target_grad=tg)
+            loss_ref, gx_ref, gt_ref = _grads(torch_fn, x, t, reduction, kw, target_grad=tg)
             torch.testing.assert_close(loss_ours, loss_ref, rtol=0, atol=0, equal_nan=True, msg=what)  # torch's
-            if ours_fn is lt.kl_div:  # aclnn has no KL target gradient: ours is torch's own, bit for bit
+            if not tg:  # torch has no target gradient, and neither has the drop-in
+                assert gt is None and gt_ref is None, what
+                gt = gt64 = torch.zeros_like(t)
+            elif torch_target_grad:  # aclnn has no target gradient: ours is torch's own, bit for bit
                 torch.testing.assert_close(gt, gt_ref, rtol=0, atol=0, equal_nan=True, msg=what)
                 gt, gt64 = gt_ref, gt_ref
             assert gx.dtype == x.dtype and gt.dtype == t.dtype, what
@@ -86,13 +94,13 @@ def test_gradients_match_torch(loss: str, dtype: str, kernel_calls: list[str]) -
                 # the broadcast shape: same values, same divisor) and require the sum to be torch's sum of them.
                 launches += 1
                 xf, tf = x.expand(full).contiguous(), t.expand(full).contiguous()
-                _, gxf, gtf = _grads(ours_fn, xf, tf, reduction, kw)
-                _, gxf64, gtf64 = _grads(torch_fn, xf.double(), tf.double(), reduction, kw)
+                _, gxf, gtf = _grads(ours_fn, xf, tf, reduction, kw, target_grad=tg)
+                _, gxf64, gtf64 = _grads(torch_fn, xf.double(), tf.double(), reduction, kw, target_grad=tg)
                 assert_within_standard(gxf, gxf64, what + " d/dinput per element")
-                if ours_fn is not lt.kl_div:
+                if not torch_target_grad:
                     assert_within_standard(gtf, gtf64, what + " d/dtarget per element")
                     assert torch.equal(gt, gtf.sum_to_size(t.shape)), what
-                if ours_fn is lt.kl_div:  # KL's kernel sums over the broadcast axes itself, in float32
+                if kernel_sums:  # KL's kernel sums over the broadcast axes itself, in float32
                     if reduction != "batchmean" or x.shape[:1] == full[:1]:  # else xf changes torch's divisor
                         assert_within_standard(gx, gxf.float().sum_to_size(x.shape), what + " d/dinput sum")
                 else:
@@ -148,17 +156,20 @@ def test_modules_mirror_torch_nn() -> None:
         assert_within_standard(xo.grad, xr.grad, type(ours).__name__)
 
 
-@pytest.mark.parametrize("loss", ["mse", "smooth_l1", "kl"])
+@pytest.mark.parametrize("loss", [next(label for label, (*_, o) in LOSSES.items() if o is op) for op in OPS.values()
+                                  if op_fact(op, "DOUBLE_BACKWARD", True)])  # each op's first keyword set
 def test_double_backward_matches_torch(loss: str) -> None:
     """create_graph=True through our op's registered derivative: Hessian-vector products equal torch's."""
-    ours_fn, torch_fn, kw = LOSSES[loss]
+    ours_fn, torch_fn, kw, op = LOSSES[loss]
+    tg = op_fact(op, "TARGET_GRAD", "kernel") != "none"
     x, t, v = rand((3, 4), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((3, 4), torch.float32, 3)
 
     def hvp(fn: Callable[..., Any], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
         xx = x.to(dtype).requires_grad_()
-        tt = t.to(dtype).requires_grad_()
+        tt = t.to(dtype).requires_grad_(tg)
         (gx,) = torch.autograd.grad(fn(xx, tt, reduction="sum", **kw), xx, create_graph=True)
-        return torch.autograd.grad((gx * v.to(dtype)).sum(), (xx, tt), allow_unused=True, materialize_grads=True)
+        return torch.autograd.grad((gx * v.to(dtype)).sum(), (xx, tt) if tg else (xx,), allow_unused=True,
+                                   materialize_grads=True)
 
     for ours, ref in zip(hvp(ours_fn, torch.float32), hvp(torch_fn, torch.float64)):
         assert_within_standard(ours, ref, f"{loss} second derivative")

@@ -7,14 +7,16 @@ grads, row/column broadcasts, rank 8), 0-d and empty tensors, NaN/Inf, huge and 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from golden_oracle import NP_DTYPES
 
-OPS = ("l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward")
+from lossgrad.registry import OPS as REGISTRY, OutputShape, Promotion, get_op, op_part
+
+OPS = tuple(REGISTRY)  # every registered op, in registry order (each op's seed is its position)
 FLOATS = ("float32", "float16", "bfloat16")
 PROFILES = ("normal", "normal", "normal", "grid", "special", "huge", "tiny")
 BETAS = (1.0, 0.5, 2.0 ** -20, float(np.float32(1e-40)), 0.0)  # all exact float32 values; 1e-40 is subnormal
@@ -34,8 +36,7 @@ class Case:
     reduction: "str | int"
     out_dtype: str | None
     profile: str
-    beta: float = 1.0
-    log_target: bool = False
+    attrs: dict = field(default_factory=dict)
 
     @property
     def reduction_label(self) -> str:
@@ -44,12 +45,7 @@ class Case:
         return {v: k for k, v in REDUCTIONS.items()}[self.reduction]
 
     def golden_kwargs(self) -> dict:
-        kw: dict = {"out_dtype": self.out_dtype}
-        if self.op == "smooth_l1_loss_backward":
-            kw["beta"] = self.beta
-        if self.op == "kl_div_backward":
-            kw["log_target"] = self.log_target
-        return kw
+        return {"out_dtype": self.out_dtype, **self.attrs}
 
 
 # -- shapes -------------------------------------------------------------------------------------------------------
@@ -167,10 +163,11 @@ def _layout(rng: np.random.Generator, a: np.ndarray) -> np.ndarray:
 # -- cases --------------------------------------------------------------------------------------------------------
 
 def _dtypes(rng: np.random.Generator, op: str) -> tuple[str, str, str]:
-    if op == "mse_loss_backward":
+    if get_op(op).promotion is Promotion.SAME_AS_SELF:  # no promotion: one dtype for all three
         return (str(rng.choice(FLOATS)),) * 3  # type: ignore[return-value]
-    # only L1 promotes without checking each input, so only it accepts an integer input (ops_semantics §1.2)
-    mode = rng.choice(["same", "same", "mixed", "int"] if op == "l1_loss_backward" else ["same", "mixed"])
+    # the op's test facts say which dtype mixes it accepts (an integer input only where aclnn promotes without
+    # checking each input, ops_semantics §1.2)
+    mode = rng.choice(list(getattr(op_part(op, "test_facts"), "DTYPE_MODES", ("same", "mixed"))))
     if mode == "same":
         return (str(rng.choice(FLOATS)),) * 3  # type: ignore[return-value]
     picks = [str(x) for x in rng.choice(FLOATS, size=3)]
@@ -180,7 +177,7 @@ def _dtypes(rng: np.random.Generator, op: str) -> tuple[str, str, str]:
 
 
 def _reduction(rng: np.random.Generator, op: str) -> "str | int":
-    names = ["none", "mean", "sum"] + (["batchmean"] if op == "kl_div_backward" else [])
+    names = [r.name.lower() for r in get_op(op).reductions]
     name = str(rng.choice(names))
     return REDUCTIONS[name] if rng.random() < 0.3 else name
 
@@ -190,7 +187,7 @@ def _case(rng: np.random.Generator, op: str, index: int) -> Case:
     dts = _dtypes(rng, op)
     reduction = _reduction(rng, op)
     empty_roll = rng.random()
-    if op == "kl_div_backward":
+    if get_op(op).output_shape is OutputShape.SELF:  # out has self's shape: target's sum is reduced onto it
         empty = "self" if empty_roll < 0.04 else ("target" if empty_roll < 0.08 else "")
         g, s, t = _kl_shapes(rng, empty)
         st = tuple(np.broadcast_shapes(s, t))
@@ -203,12 +200,19 @@ def _case(rng: np.random.Generator, op: str, index: int) -> Case:
         # huge targets under log_target overflow exp() on purpose; keep the prob low elsewhere
         arrays.append(_layout(rng, _values(rng, shape, dtype, profile)))
     out_dtype = None if rng.random() < 0.6 else str(rng.choice(FLOATS))
-    beta = float(rng.choice(BETAS)) if op == "smooth_l1_loss_backward" else 1.0
-    log_target = bool(rng.random() < 0.5) if op == "kl_div_backward" else False
-    if log_target and profile == "huge":
-        arrays[2] = _cast(rng.uniform(-100, 100, size=t), dts[2]) if dts[2] != "int32" else arrays[2]
+    attrs = {a.name: _attr(rng, a) for a in get_op(op).attrs}
+    fixup = getattr(op_part(op, "test_facts"), "fix_sample", None)  # the op's own adjustment of drawn values
+    for i, values in (fixup(rng, (g, s, t), dts, attrs, profile) if fixup else {}).items():
+        arrays[i] = _cast(values, dts[i])
     ident = f"{op}-{index}-{profile}-{'/'.join(dts)}-{reduction}"
-    return Case(ident, op, arrays[0], arrays[1], arrays[2], reduction, out_dtype, profile, beta, log_target)
+    return Case(ident, op, arrays[0], arrays[1], arrays[2], reduction, out_dtype, profile, attrs)
+
+
+def _attr(rng: np.random.Generator, attr) -> "float | bool":
+    """A value for an attribute, from its declaration: a bounded float from BETAS, a bool by a coin."""
+    if attr.kernel_type == "Bool":
+        return bool(rng.random() < 0.5)
+    return float(rng.choice(BETAS))
 
 
 @lru_cache(maxsize=None)

@@ -1,7 +1,7 @@
 """The float64 golden model against PyTorch CPU autograd (a test-only oracle) on seeded generated cases.
 
-The oracle upcasts the inputs to float64, runs torch's forward loss (F.l1_loss, F.mse_loss, F.smooth_l1_loss,
-F.kl_div), backpropagates grad_output, and rounds once (half to even) to the output dtype with the test's own
+The oracle (each op folder's test_facts.ORACLE) upcasts the inputs to float64, runs torch's forward loss,
+backpropagates grad_output, and rounds once (half to even) to the output dtype with the test's own
 rounding (`golden_oracle.rne_round`). Where aclnn and PyTorch define the op differently, the oracle is built to
 aclnn's definition explicitly (no tolerance is loosened for it); see `golden_oracle.py` and docs/semantics.md:
 
@@ -41,6 +41,7 @@ from golden_oracle import rne_round, torch_reference  # noqa: E402
 
 import lossgrad.golden as golden  # noqa: E402
 from lossgrad.dtypes import parse as parse_dtype  # noqa: E402
+from lossgrad.registry import OutputShape, get_op  # noqa: E402
 from lossgrad.precision import THRESHOLDS, compare  # noqa: E402
 from lossgrad.validation import validate  # noqa: E402
 
@@ -60,10 +61,11 @@ def _promote(a: str, b: str) -> str:
 
 def expected_out(case: Case) -> tuple[tuple[int, ...], str]:
     g, s, t = (str(x.dtype) for x in (case.grad, case.self_, case.target))
-    if case.op == "kl_div_backward":
+    spec = get_op(case.op)
+    if spec.output_shape is OutputShape.SELF:
         return case.self_.shape, case.out_dtype or s
     shape = tuple(np.broadcast_shapes(case.grad.shape, case.self_.shape, case.target.shape))
-    default = s if case.op == "mse_loss_backward" else _promote(_promote(g, s), t)
+    default = s if spec.default_out_dtype == "self" else _promote(_promote(g, s), t)
     return shape, case.out_dtype or default
 
 
@@ -104,7 +106,7 @@ def check_case(case: Case, tallies: dict[tuple[str, str], Tally]) -> None:
         tally.failures.append(f"{case.ident}: got {got.shape} {got.dtype}, expected {shape} {out_label}")
         return
     ref = rne_round(torch_reference(case.op, case.grad, case.self_, case.target, case.reduction_label,
-                                    beta=case.beta, log_target=case.log_target), out_label)
+                                    **case.attrs), out_label)
     a, r = got.astype(np.float64), ref.astype(np.float64)
     result = compare(a, r, out_label)
     tally.elements += a.size
@@ -129,10 +131,18 @@ def check_case(case: Case, tallies: dict[tuple[str, str], Tally]) -> None:
         kernel = golden.aclnn_kernel_dtype(call).label
         judge = max(out_label, kernel, key=lambda d: THRESHOLDS[parse_dtype(d)])
         standard = "experimental"
-        if case.op == "kl_div_backward" and kernel == "float16" and \
+        if get_op(case.op).output_shape is OutputShape.SELF and kernel == "float16" and \
                 case.self_.shape != np.broadcast_shapes(case.self_.shape, case.target.shape):
             standard = "mixed"
         f32 = compare(faithful, r, judge, standard)
+        if not f32.passed and kernel == "float16":
+            # a result below float16's smallest normal (2^-14; soft margin's exp(-self * target) reaches there in the
+            # normal profile) is rounded to a spacing of 2^-24 in the kernel, so no relative bound holds for it: the
+            # normal results are judged as above and the subnormal ones by the absolute part of the mixed standard.
+            normal = ~(np.abs(r) < 2.0 ** -14)
+            f32 = compare(faithful[normal], r[normal], judge, standard)
+            if f32.passed:
+                f32 = compare(faithful, r, judge, "mixed")
         if not f32.passed:
             tally.failures.append(f"{case.ident} [compute=float32]: {f32.describe()}")
 
@@ -163,8 +173,7 @@ def test_generated_cases_cover_the_matrix() -> None:
         return sum(1 for c in cases if pred(c))
     for op in OPS:
         reductions = {c.reduction_label for c in cases if c.op == op}
-        assert reductions == ({"none", "mean", "sum", "batchmean"} if op == "kl_div_backward" else
-                              {"none", "mean", "sum"}), op
+        assert reductions == {r.name.lower() for r in get_op(op).reductions}, op
     for label in ("float32", "float16", "bfloat16"):
         assert seen(lambda c: str(c.self_.dtype) == label) > 100
         assert seen(lambda c: c.out_dtype == label) > 100
@@ -174,16 +183,18 @@ def test_generated_cases_cover_the_matrix() -> None:
     assert seen(lambda c: c.grad.ndim == c.self_.ndim == c.target.ndim == 0) > 20
     assert seen(lambda c: max(c.grad.ndim, c.self_.ndim, c.target.ndim) == 8) > 50
     assert seen(lambda c: min(c.grad.size, c.self_.size, c.target.size) == 0) > 50
-    assert seen(lambda c: c.op == "kl_div_backward" and c.self_.size and not c.target.size) > 5
+    self_shaped = {op for op in OPS if get_op(op).output_shape is OutputShape.SELF}
+    assert all(seen(lambda c: c.op == op and c.self_.size and not c.target.size) > 5 for op in self_shaped)
     assert seen(lambda c: c.self_.shape != np.broadcast_shapes(c.self_.shape, c.target.shape)) > 200
     assert seen(lambda c: any(not a.flags.c_contiguous for a in (c.grad, c.self_, c.target))) > 300
     assert seen(lambda c: any(0 in a.strides and a.size > 1 for a in (c.grad, c.self_, c.target))) > 50
     for profile in ("special", "huge", "tiny", "grid"):
         assert seen(lambda c: c.profile == profile) > 150
-    for beta in (1.0, 0.5, 2.0 ** -20, 0.0):
-        assert seen(lambda c: c.op == "smooth_l1_loss_backward" and c.beta == beta) > 50
-    assert seen(lambda c: c.op == "kl_div_backward" and c.log_target) > 150
-    assert seen(lambda c: c.op == "kl_div_backward" and not c.log_target) > 150
+    for op in OPS:
+        for a in get_op(op).attrs:
+            values = (True, False) if a.kernel_type == "Bool" else (1.0, 0.5, 2.0 ** -20, 0.0)
+            for v in values:
+                assert seen(lambda c: c.op == op and c.attrs[a.name] == v) > (150 if a.kernel_type == "Bool" else 50)
 
 
 def summary() -> str:

@@ -12,3 +12,9 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
     """torch's L1 gradient; mean over the broadcast (as aclnn); a NaN self - target gives aclnn's sign 0."""
     import torch.nn.functional as F
     return pointwise_reference(g, s, t, reduction, lambda a, b, r: F.l1_loss(a, b, reduction=r), nan_x_to_zero=True)
+
+# Generated cases' dtype mixes: only L1 promotes without checking each input, so only it accepts an integer input
+# (ops_semantics §1.2); "same" twice to keep most cases single-dtype.
+DTYPE_MODES = ("same", "same", "mixed", "int")
+
+DOUBLE_BACKWARD = False  # sign's derivative is 0 almost everywhere: nothing for a Hessian-vector test to compare

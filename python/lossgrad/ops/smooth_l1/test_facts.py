@@ -20,3 +20,6 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
                                    self_numel_mean=True, nan_x_to_zero=True)
     return pointwise_reference(g, s, t, reduction, lambda a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=beta),
                                self_numel_mean=True)
+
+# The drop-in's tests against torch (tests/torch): labelled keyword sets of the loss.
+TORCH_VARIANTS = {"smooth_l1": {"beta": 0.5}, "smooth_l1_beta0": {"beta": 0.0}}
