@@ -150,7 +150,10 @@ def test_the_scanner_ignores_prose_and_generic_code() -> None:
 # -- registry consistency ---------------------------------------------------------------------------------------------
 
 def test_entries_and_lookup() -> None:
-    assert list(OPS) == ["l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward", "kl_div_backward"]
+    from lossgrad.registry import OPS_DIR
+    folders = {p.name for p in OPS_DIR.iterdir() if (p / "__init__.py").is_file()}
+    assert {op.template for op in OPS.values()} == folders  # every op folder is an entry, and nothing else
+    assert [op.order for op in OPS.values()] == sorted(op.order for op in OPS.values())
     for key, op in OPS.items():
         assert key == op.name
         for alias in (op.name, op.aclnn, op.custom_op_type, op.cann_op_type, op.template, f" {op.name} "):
@@ -217,7 +220,7 @@ def test_checks_agree_with_the_other_fields(op) -> None:
     dtype_check = {Promotion.PROMOTE_ALL: Check.PROMOTE, Promotion.SAME_AS_SELF: Check.SAME_DTYPE,
                    Promotion.EACH_SUPPORTED: Check.EACH_SUPPORTED}[op.promotion]
     assert dtype_check in c
-    assert op.default_out_dtype == ("promoted" if op.promotion is Promotion.PROMOTE_ALL else "self")
+    assert op.default_out_dtype == ("promoted" if op.aclnn_compute == "promoted" else "self")
 
 
 @pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
@@ -230,24 +233,18 @@ def test_reductions_and_divisors(op) -> None:
     assert op.formula and any("ops_semantics.md §" in s for s in op.sources)
 
 
-# the spec's quick-comparison table (ops_semantics §7), restated here on purpose as an independent check
-SPEC_TABLE = {
-    "l1_loss_backward": (1.0, Divisor.OUTPUT_NUMEL, None, ("grads", "predict", "label"), True, EmptyRule.ANY_INPUT),
-    "mse_loss_backward": (2.0, Divisor.SELF_NUMEL, None, ("predict", "label", "dout"), True, EmptyRule.ANY_INPUT),
-    "smooth_l1_loss_backward": (1.0, Divisor.SELF_NUMEL, None, ("predict", "label", "dout"), True,
-                                EmptyRule.ANY_INPUT),
-    "kl_div_backward": (1.0, Divisor.SELF_TARGET_NUMEL, Divisor.SELF_TARGET_DIM0, ("grad", "input", "target"), False,
-                        EmptyRule.SELF_ONLY),
-}
+# the spec's quick-comparison row of each op (ops_semantics §7, new_ops_semantics), restated in the op folder's
+# test_facts.SPEC_ROW on purpose as an independent check
 
-
-@pytest.mark.parametrize("name", SPEC_TABLE)
+@pytest.mark.parametrize("name", list(OPS))
 def test_registry_matches_the_spec_table(name: str) -> None:
+    from lossgrad.registry import op_part
     op = OPS[name]
-    coef, mean, batchmean, kernel_inputs, validated, empty = SPEC_TABLE[name]
-    assert (op.coefficient, op.mean_divisor, op.batchmean_divisor) == (coef, mean, batchmean)
+    coef, mean, batchmean, kernel_inputs, validated, empty = op_part(op, "test_facts").SPEC_ROW
+    assert (op.coefficient, op.mean_divisor, op.batchmean_divisor) == \
+        (coef, Divisor[mean], None if batchmean is None else Divisor[batchmean])
     assert tuple(io.proto for io in op.kernel_inputs) == kernel_inputs
-    assert op.reduction_validated == validated and op.empty_rule is empty
+    assert op.reduction_validated == validated and op.empty_rule is EmptyRule[empty]
 
 
 def _doc_row(label: str) -> list[str]:
@@ -274,7 +271,7 @@ def test_one_op_name_resolver_accepts_every_name_in_any_case() -> None:
     for op in OPS.values():
         for name in op_names(op):
             assert get_op(name) is op and get_op(name.upper()) is op and get_op(f" {name} ") is op
-    assert [get_op(n).name for n in ("l1", "mse", "smooth_l1", "kl_div")] == list(OPS)
+    assert [get_op(op.template).name for op in OPS.values()] == list(OPS)  # the short name is the folder's
     all_names = [n.lower() for op in OPS.values() for n in set(op_names(op))]
     assert len(all_names) == len(set(all_names))  # no name means two ops
 

@@ -22,7 +22,7 @@ from lossgrad import dtypes as dt  # noqa: E402
 from lossgrad.cann import acl as acl_layer  # noqa: E402
 from lossgrad.cann.detect import device_present  # noqa: E402
 from lossgrad.errors import LossGradError  # noqa: E402
-from lossgrad.registry import OPS  # noqa: E402
+from lossgrad.registry import OPS, Reduction  # noqa: E402
 from lossgrad.torch import npu  # noqa: E402
 from lossgrad.torch._convert import to_numpy  # noqa: E402
 
@@ -30,8 +30,9 @@ from _torch_support import rand  # noqa: E402
 
 STREAM = 0x5EA
 WORKSPACE = 256
-ATTRS = {"l1_loss_backward": {}, "mse_loss_backward": {}, "smooth_l1_loss_backward": {"beta": 0.5},
-         "kl_div_backward": {"log_target": True}}
+# every op's attributes at a value other than their default (a bool flipped, a float at 0.5)
+ATTRS = {name: {a.name: (not a.default) if a.kernel_type == "Bool" else 0.5 for a in op.attrs}
+         for name, op in OPS.items()}
 
 
 class StandInAcl:
@@ -190,13 +191,13 @@ def test_two_stage_call_on_the_current_stream(name: str, stand_in: dict[str, Any
     g = rand((3, 4), torch.float16, 1)
     s = rand((4, 3), torch.float16, 2).t()          # non-contiguous: the package needs contiguous memory
     t = rand((1, 4), torch.float16, 3)
-    out = _kernel(name)(g, s, t, 1 if name != "kl_div_backward" else 3, *ATTRS[name].values())
-    expected = getattr(lossgrad.golden, name)(to_numpy(g), to_numpy(s), to_numpy(t),
-                                              1 if name != "kl_div_backward" else 3, **ATTRS[name])
+    reduction = Reduction.BATCHMEAN if Reduction.BATCHMEAN in op.reductions else Reduction.MEAN
+    out = _kernel(name)(g, s, t, int(reduction), *ATTRS[name].values())
+    expected = getattr(lossgrad.golden, name)(to_numpy(g), to_numpy(s), to_numpy(t), int(reduction), **ATTRS[name])
     assert np.array_equal(to_numpy(out), expected)
     (job,) = stand_in["package"].launches
     assert job["stream"] == STREAM and job["workspace"] and job["workspace_size"] == WORKSPACE
-    assert job["reduction"] == ("mean" if name != "kl_div_backward" else "batchmean")
+    assert job["reduction"] == reduction.name.lower()
     assert job["scalar_types"] == [ctypes.c_double if a.kernel_type == "Float" else ctypes.c_bool for a in op.attrs]
     assert {rec[1] for rec in job["inputs"]} == {dt.DType.FLOAT16.acl_enum}
     assert [rec[0] for rec in job["inputs"]] == [list({"grad": g, "self": s, "target": t}[io.role].shape)

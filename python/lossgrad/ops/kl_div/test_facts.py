@@ -44,3 +44,7 @@ def fix_sample(rng: np.random.Generator, shapes: tuple[tuple[int, ...], ...], dt
 TORCH_VARIANTS = {"kl": {}, "kl_log_target": {"log_target": True}}
 TORCH_TARGET = "probability"
 TARGET_GRAD = "torch"
+
+# The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
+# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); ops_semantics §7, the spec's quick-comparison table.
+SPEC_ROW = (1.0, "SELF_TARGET_NUMEL", "SELF_TARGET_DIM0", ("grad", "input", "target"), False, "SELF_ONLY")

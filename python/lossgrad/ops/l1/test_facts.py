@@ -18,3 +18,7 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
 DTYPE_MODES = ("same", "same", "mixed", "int")
 
 DOUBLE_BACKWARD = False  # sign's derivative is 0 almost everywhere: nothing for a Hessian-vector test to compare
+
+# The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
+# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); ops_semantics §7, the spec's quick-comparison table.
+SPEC_ROW = (1.0, "OUTPUT_NUMEL", None, ("grads", "predict", "label"), True, "ANY_INPUT")

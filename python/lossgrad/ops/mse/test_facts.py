@@ -13,3 +13,7 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
     import torch.nn.functional as F
     return pointwise_reference(g, s, t, reduction, lambda a, b, r: F.mse_loss(a, b, reduction=r),
                                self_numel_mean=True)
+
+# The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
+# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); ops_semantics §7, the spec's quick-comparison table.
+SPEC_ROW = (2.0, "SELF_NUMEL", None, ("predict", "label", "dout"), True, "ANY_INPUT")

@@ -23,3 +23,7 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
 
 # The drop-in's tests against torch (tests/torch): labelled keyword sets of the loss.
 TORCH_VARIANTS = {"smooth_l1": {"beta": 0.5}, "smooth_l1_beta0": {"beta": 0.0}}
+
+# The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
+# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); ops_semantics §7, the spec's quick-comparison table.
+SPEC_ROW = (1.0, "SELF_NUMEL", None, ("predict", "label", "dout"), True, "ANY_INPUT")

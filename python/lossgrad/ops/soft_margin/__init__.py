@@ -9,7 +9,7 @@ SPEC = OpSpec(
     reduction_validated=True,  # decision: aclnn reads out of bounds (undefined); we report 161002 after the shapes
     batchmean_divisor=None, promotion=Promotion.EACH_SUPPORTED, output_shape=OutputShape.BROADCAST_ALL,
     default_out_dtype="promoted", empty_rule=EmptyRule.ANY_INPUT,  # any empty input: out is empty, nothing runs
-    checks=(Check.NULL, Check.EACH_SUPPORTED, Check.RANK, Check.BROADCAST_ALL, Check.KERNEL_DTYPES),
+    checks=(Check.NULL, Check.EACH_SUPPORTED, Check.RANK, Check.BROADCAST_ALL, Check.KERNEL_DTYPES, Check.REDUCTION),
     rank_checked=("gradOutput", "self", "target"), dtype_support=FLOAT_SUPPORT_BY_ARCH,
     docs_support={"950": True, "A3": True, "A2": True, "310P": False, "910": True},  # the code accepts 310P too
     ours_support={line: True for line in ALL_LINES}, cann_op_type="SoftMarginLossGrad",

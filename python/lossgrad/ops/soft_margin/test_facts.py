@@ -14,3 +14,7 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
 
 TARGET_GRAD = "none"  # torch: soft_margin_loss is not differentiable with respect to target (tests/torch)
 TORCH_BROADCASTS_INPUT = False  # torch's forward refuses an input smaller than broadcast(input, target) (§1.7)
+
+# The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
+# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); new_ops_semantics §1.2-§1.5; reduction checked: our decision (§1.3, aclnn reads out of bounds).
+SPEC_ROW = (1.0, "OUTPUT_NUMEL", None, ("predict", "label", "dout"), True, "ANY_INPUT")
