@@ -272,7 +272,7 @@ def test_package_run_sends_only_registered_columns(op_name: str, line: str, monk
 
     monkeypatch.setattr(runner, "run_worker", device)
     rng = np.random.default_rng(7)
-    attrs = {"beta": 0.5} if op.name == "smooth_l1_loss_backward" else {}
+    attrs = {a.name: 0.5 for a in op.attrs if a.kernel_type == "Float"}  # a float attribute (beta) off its default
     fused = 0
     for g, s, t, o in accepted_mixes(op, soc):
         x = {r: rng.standard_normal((2, 3)).astype(d.np_dtype) for r, d in (("grad", g), ("self", s), ("target", t))}

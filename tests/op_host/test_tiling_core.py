@@ -22,7 +22,7 @@ import pytest
 
 from lossgrad.dtypes import DType
 from lossgrad.errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError
-from lossgrad.registry import OPS, Reduction
+from lossgrad.registry import OPS, OutputShape, Reduction
 from lossgrad.socs import SOCS, Fact
 from lossgrad.tiling import cxx_tables, native, plan, problem_from_call
 from lossgrad.tiling import data as td
@@ -179,7 +179,7 @@ VALIDATION_REFUSES = [
                          ids=[c[0] for c in VALIDATION_REFUSES])
 def test_core_refuses_what_validation_refuses(what: str, op: str, shapes: dict, out_shape: tuple, reduction: int,
                                               beta: float) -> None:
-    attrs = {"beta": beta} if op == "smooth_l1_loss_backward" else {}
+    attrs = {a.name: beta for a in OPS[op].attrs if a.kernel_type == "Float"}  # the case's beta, where the op has one
     with pytest.raises(LossGradError):
         validate(op, *(view(shapes[r]) for r in ("grad", "self", "target")), reduction, attrs)
     err = refused(inputs(op, shapes, out_shape, reduction, beta))
@@ -332,7 +332,7 @@ def test_core_is_thread_safe() -> None:
     for _ in range(400):
         full = tuple(rng.choice((1, 2, 3, 7, 64, 100, 4097)) for _ in range(rng.randint(1, 4)))
         shapes = {r: tuple(d if rng.random() < 0.7 else 1 for d in full) for r in ("grad", "self", "target")}
-        op = rng.choice(("l1_loss_backward", "mse_loss_backward", "smooth_l1_loss_backward"))
+        op = rng.choice([n for n, o in OPS.items() if o.output_shape is OutputShape.BROADCAST_ALL])
         soc = rng.choice(list(SOCS))
         cases.append(inputs(op, shapes, full, soc=soc, cores=rng.choice((1, 8, 48))))
     sequential = [native.compute(c) for c in cases]

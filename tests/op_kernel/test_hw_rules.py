@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from lossgrad import golden
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, OutputShape
 from lossgrad.runners.twin import run_twin
 from lossgrad.socs import ARCHS, Fact, Soc, get_soc
 from lossgrad.tiling import ub_plan
@@ -93,7 +93,7 @@ def test_1001_mixes_cover_every_op_and_several_dtype_mixes() -> None:
 def test_1001_event_ids_within_four(op: str, dtypes) -> None:
     budget = ub_plan.event_budget(1001)
     patterns = dict(EVENT_PATTERNS)
-    if op == "kl_div_backward":
+    if OPS[op].output_shape is OutputShape.SELF:  # KL: target reduced onto self
         patterns.update(KL_EVENT_PATTERNS)
     for name, shapes in patterns.items():
         call, r = _run(op, shapes, dtypes, TWO_CORE_910)
@@ -134,7 +134,7 @@ def _tail_cases():
     for soc in BLOCK_SOCS:
         for op in OPS:
             pats = dict(TAIL_PATTERNS)
-            if op == "kl_div_backward":
+            if OPS[op].output_shape is OutputShape.SELF:  # KL: target reduced onto self
                 pats = {**{k: v for k, v in pats.items() if k in ("ragged", "tiny_rows", "tiny")}, **KL_TAIL_PATTERNS}
             for name, shapes in pats.items():
                 for dtypes in (("float32",) * 4, ("float16",) * 4):
@@ -201,7 +201,7 @@ def test_kernels_run_with_and_without_auto_sync(soc: str, op: str, auto_sync: bo
     scalar row paths), a scalar gradOutput (the scalar stage) and a column operand (scalar GM reads)."""
     pats = {"ragged_row": ((60, 1003), (60, 1003), (1003,)), "tiny_rows": ((3000, 1), (3000, 3), (3000, 3)),
             "grad_scalar": ((), (60, 131), (60, 131))}
-    if op == "kl_div_backward":
+    if OPS[op].output_shape is OutputShape.SELF:  # KL: target reduced onto self
         pats.update(KL_TAIL_PATTERNS)
     for name, shapes in pats.items():
         for dtypes in (("float32",) * 4, ("float16",) * 4):

@@ -290,3 +290,115 @@ def test_kernel_dtypes_cast_only_non_float_inputs() -> None:
     F, H, B, I = DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16, DType.INT32
     assert kernel_dtypes({"grad": I, "self": H, "target": H}, F) == {"grad": H, "self": H, "target": H, "out": F}
     assert kernel_dtypes({"grad": H, "self": B, "target": F}, H) == {"grad": H, "self": B, "target": F, "out": H}
+
+
+# -- tests iterate the registry ------------------------------------------------------------------------------------
+# A test file may name one op (a call pinned to that op's behaviour), but never list ops or branch on an op: test
+# selections come from OPS and the specs' fields, op-specific test facts from the op folders' test_facts.py.
+
+TESTS = PACKAGE.parents[1] / "tests"
+
+# Files not yet converted, each with what it still hard-codes. The list may only shrink: a file here that no longer
+# hard-codes anything fails test_the_test_allowlist_only_shrinks.
+NOT_YET_ITERATING: dict[str, str] = {
+    "tests/op_kernel/test_special_values_in_broadcasts.py": "the pointwise op list; 910 smooth L1's open NaN answer",
+    "tests/op_kernel/test_work_bounds.py": "the compare/select ops of the Atlas 910 cost bound",
+    "tests/python/test_bench.py": "two ops as the bench sample (pinned modelled numbers)",
+    "tests/python/test_cli.py": "a verify CSV naming three ops",
+    "tests/python/test_cli_errors.py": "two short names as examples of op selection",
+    "tests/python/tiling/test_ub_plan.py": "per-op scratch buffer pairs that must not share a bank",
+    "tests/torch/test_torch_compile.py": "the two ops a compiled model calls",
+    "tests/torch/test_torch_edges.py": "the drop-ins' keyword sets under autocast and dtype mixes; integer targets",
+}
+
+
+def _op_words_in(text: str) -> set[str]:
+    """The ops a string names: any name of the op in any case, or its short name (the folder) in lower case."""
+    found = set()
+    lower = text.lower()
+    for op in OPS.values():
+        long_names = {n.lower() for n in (op.name, op.aclnn, op.custom_op_type, op.cann_op_type, op.entry_name)}
+        if any(re.search(rf"(?<![a-z0-9_]){re.escape(n)}(?![a-z0-9_])", lower) for n in long_names) or \
+                re.search(rf"(?<![A-Za-z0-9_]){re.escape(op.template)}(?![A-Za-z0-9_])", text):
+            found.add(op.name)
+    return found
+
+
+def _str_ops(node: ast.AST) -> set[str]:
+    return _op_words_in(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else set()
+
+
+def op_list_violations(source: str, filename: str) -> list[str]:
+    """Op lists (a display, or one string, naming two or more ops) and per-op branches (a condition comparing with
+    an op's name or a registry entry) in a test file."""
+    tree = ast.parse(source, filename)
+    docstrings = _docstring_nodes(tree)
+    found = []
+    for node in ast.walk(tree):
+        where = f"{filename}:{getattr(node, 'lineno', '?')}"
+        if id(node) in docstrings:
+            continue
+        elts = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else \
+            [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else None
+        if elts is not None:
+            named = set().union(set(), *(_str_ops(e) for e in elts))
+            if len(named) >= 2:
+                found.append(f"{where}: an op list ({', '.join(sorted(named))})")
+        elif isinstance(node, ast.Constant) and len(_str_ops(node)) >= 2:
+            found.append(f"{where}: a string naming ops {sorted(_str_ops(node))}")
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While, ast.comprehension)):
+            for test in (node.ifs if isinstance(node, ast.comprehension) else [node.test]):
+                for sub in ast.walk(test):
+                    if not isinstance(sub, ast.Compare):
+                        continue
+                    sides = [sub.left, *sub.comparators]
+                    if any(_str_ops(x) for x in sides) or any(
+                            isinstance(x, ast.Name) and x.id.isupper() and x.id.endswith("_BACKWARD") for x in sides):
+                        found.append(f"{where}: a per-op branch")
+    return found
+
+
+def _test_files() -> list[Path]:
+    return sorted(p for p in TESTS.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_tests_do_not_hard_code_ops() -> None:
+    found = []
+    for p in _test_files():
+        rel = str(p.relative_to(TESTS.parent))
+        if rel not in NOT_YET_ITERATING and p != Path(__file__).resolve():  # this file plants examples
+            found += op_list_violations(p.read_text(), rel)
+    assert len(_test_files()) > 50
+    assert not found, "op lists or per-op branches in tests (iterate registry.OPS; put op facts in the op " \
+                      "folder's test_facts.py):\n" + "\n".join(found)
+
+
+def test_the_test_allowlist_only_shrinks() -> None:
+    clean = [rel for rel in NOT_YET_ITERATING
+             if not op_list_violations((TESTS.parent / rel).read_text(), rel)]
+    assert not clean, f"no longer hard-code ops, remove them from NOT_YET_ITERATING: {clean}"
+
+
+@pytest.mark.parametrize("snippet, what", [
+    ('OPS = ["l1_loss_backward", "mse_loss_backward"]', "op list"),
+    ('@pytest.mark.parametrize("op", ["l1", "kl_div"])\ndef f(op): pass', "op list"),
+    ('T = {"L1LossGradCustom": 1, "aclnnKlDivBackward": 2}', "op list"),
+    ('args = ["build", "--ops", "l1,kl_div"]', "string naming ops"),
+    ('if op == "kl_div_backward": pass', "per-op branch"),
+    ('x = 1 if name != "smooth_l1" else 2', "per-op branch"),
+    ('y = [c for c in cases if c.op == "mse_loss_backward"]', "per-op branch"),
+    ('if spec is KL_DIV_BACKWARD: pass', "per-op branch"),
+])
+def test_the_test_scanner_finds_planted_op_lists(snippet: str, what: str) -> None:
+    found = op_list_violations(snippet, "planted_test.py")
+    assert any(what in f for f in found), found
+
+
+def test_the_test_scanner_allows_one_op_and_generic_code() -> None:
+    clean = ('"""Docstring naming l1_loss_backward and kl_div_backward."""\n'
+             'out = lossgrad.kl_div_backward(g, s, t)\n'
+             'r = run(["verify", "--op", "mse"])\n'
+             'ops = [n for n, o in OPS.items() if o.output_shape is OutputShape.SELF]\n'
+             'CORPUS = {"L1": 1, "KL": 2, "MSE": 3}\n'
+             'if op.template == name: pass\n')
+    assert op_list_violations(clean, "clean_test.py") == []

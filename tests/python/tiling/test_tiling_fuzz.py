@@ -335,7 +335,7 @@ def check_constants(problem: KernelProblem, p: TilingPlan) -> None:
     if beta > 0:
         assert math.isclose(f["invBeta"] * f["betaScale"] * beta, 1.0, rel_tol=1e-6) or math.isinf(1 / beta)
     flags = (td.FLAG_LOG_TARGET if problem.attrs.get("log_target") else 0) | \
-        (td.FLAG_BETA_ZERO if problem.op.template == "smooth_l1" and beta == 0.0 else 0)
+        (td.FLAG_BETA_ZERO if "beta" in problem.attrs and beta == 0.0 else 0)
     assert f["flags"] == flags
 
 
