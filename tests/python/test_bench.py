@@ -15,15 +15,18 @@ from click.testing import CliRunner
 
 from lossgrad import bench
 from lossgrad.cli import main
+from lossgrad.registry import OPS, OutputShape
 from lossgrad.socs import VERIFY_DEFAULT_SOCS
 
 PIPES = {"MTE2", "MTE3", "V", "S", "latency"}
 SMALL = bench.MIN_ELEMENTS * 8
+# one op of each output-shape kind (the broadcast of all inputs; self's shape, summing over broadcast axes)
+SAMPLE = [next(name for name, op in OPS.items() if op.output_shape is kind) for kind in OutputShape]
 
 
 @pytest.mark.parametrize("soc", VERIFY_DEFAULT_SOCS)
 def test_bench_models_ours_and_aclnn_on_every_default_soc(soc: str) -> None:
-    rows = bench.run(["mse_loss_backward", "kl_div_backward"], SMALL, soc)
+    rows = bench.run(SAMPLE, SMALL, soc)
     assert {r.scenario for r in rows} >= {"same shapes", "target row-broadcast", "grad column-broadcast"}
     for r in rows:
         d = r.as_dict()
@@ -213,7 +216,7 @@ def test_the_roofline_chart_names_and_pairs_every_point(tmp_path: Path, monkeypa
     ours joined to aclnn's composition, a marker per SoC, a colour per op, roofline colours no point uses."""
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
-    rows = bench.run(["mse", "kl_div"], SMALL, "Ascend910B1") + bench.run(["mse", "kl_div"], SMALL, "Ascend310P3")
+    rows = bench.run(SAMPLE, SMALL, "Ascend910B1") + bench.run(SAMPLE, SMALL, "Ascend310P3")
     figures = []
     monkeypatch.setattr(plt, "close", lambda fig: figures.append(fig))
     bench.plot_roofline(rows, str(tmp_path / "r.png"))

@@ -301,12 +301,8 @@ TESTS = PACKAGE.parents[1] / "tests"
 # Files not yet converted, each with what it still hard-codes. The list may only shrink: a file here that no longer
 # hard-codes anything fails test_the_test_allowlist_only_shrinks.
 NOT_YET_ITERATING: dict[str, str] = {
-    "tests/op_kernel/test_special_values_in_broadcasts.py": "the pointwise op list; 910 smooth L1's open NaN answer",
-    "tests/op_kernel/test_work_bounds.py": "the compare/select ops of the Atlas 910 cost bound",
-    "tests/python/test_bench.py": "two ops as the bench sample (pinned modelled numbers)",
     "tests/python/test_cli.py": "a verify CSV naming three ops",
     "tests/python/test_cli_errors.py": "two short names as examples of op selection",
-    "tests/python/tiling/test_ub_plan.py": "per-op scratch buffer pairs that must not share a bank",
     "tests/torch/test_torch_compile.py": "the two ops a compiled model calls",
     "tests/torch/test_torch_edges.py": "the drop-ins' keyword sets under autocast and dtype mixes; integer targets",
 }

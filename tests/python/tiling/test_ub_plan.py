@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, op_part
 from lossgrad.socs import ARCHS
 from lossgrad.tiling import TILE_ALIGN, ub_plan
 
@@ -32,17 +32,14 @@ def test_slices_start_on_their_phase_and_the_buffer_ends_on_a_cycle(arch: int, o
 
 
 def test_binary_operands_are_on_opposite_phases():
-    # The pairs the compute bodies read together (ops/*.h.j2): Sub/Compare(self, target), Mul(result, grad),
+    # The pairs the compute bodies read together (ops/<op>/compute.h; each op's own in its test_facts.UB_APART): Sub/Compare(self, target), Mul(result, grad),
     # L1's Sub/Mul(result, scratch), smooth L1's Sub(result, linear branch), KL's Add(accumulator, result), and each
     # Select's mask against the tensor it selects into.
     pairs = [("selfIn_", "targetIn_"), ("selfWork_", "targetWork_"), ("gradIn_", "outQ_"), ("gradWork_", "result_"),
              ("gradIn_", "targetIn_"), ("maskA_", "outQ_"), ("maskA_", "result_")]
-    per_op = {"l1_loss_backward": [("tmpA_", "outQ_"), ("tmpA_", "result_"), ("maskB_", "tmpA_")],
-              "smooth_l1_loss_backward": [("tmpB_", "outQ_"), ("tmpB_", "result_"), ("maskB_", "tmpB_")],
-              "kl_div_backward": [("acc_", "result_")]}
     for name, op in OPS.items():
         phase = {b.name: b.phase for b in ub_plan.buffers(op, False, 2201)}
-        for a, b in pairs + per_op.get(name, []):
+        for a, b in pairs + list(getattr(op_part(op, "test_facts"), "UB_APART", ())):  # the op's own pairs
             if a in phase and b in phase:
                 assert phase[a] is not None and phase[a] != phase[b], (name, a, b)
 

@@ -22,3 +22,7 @@ DOUBLE_BACKWARD = False  # sign's derivative is 0 almost everywhere: nothing for
 # The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
 # (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); ops_semantics §7, the spec's quick-comparison table.
 SPEC_ROW = (1.0, "OUTPUT_NUMEL", None, ("grads", "predict", "label"), True, "ANY_INPUT")
+
+# UB buffers the compute body reads together in one binary instruction: they must sit at opposite bank phases
+# (tests/python/tiling/test_ub_plan.py).
+UB_APART = (("tmpA_", "outQ_"), ("tmpA_", "result_"), ("maskB_", "tmpA_"))

@@ -18,5 +18,5 @@ SPEC = OpSpec(
     aclnn_broadcasts=("grad", "self", "target"), aclnn_compute="promoted", sources=("new_ops_semantics.md §1",),
     formula="out = (-target * e) / (1 + e) * (gradOutput * c);  e = exp(-self * target);  c = 1/N (mean) else 1")
 
-SCRATCH = (scratch("tmpA_", SCRATCH_PHASE, "e = exp(-self * target), then 1 + e"),
-           scratch("tmpB_", RESULT_PHASE, "-target, -target * e, then gradOutput * c"))
+SCRATCH = (scratch("tmpA_", SCRATCH_PHASE, "e = exp(-self * target), then 1 + e, then gradOutput * c"),
+           scratch("tmpB_", RESULT_PHASE, "-target, then -target * e"))

@@ -18,3 +18,7 @@ TORCH_BROADCASTS_INPUT = False  # torch's forward refuses an input smaller than 
 # The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
 # (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); new_ops_semantics §1.2-§1.5; reduction checked: our decision (§1.3, aclnn reads out of bounds).
 SPEC_ROW = (1.0, "OUTPUT_NUMEL", None, ("predict", "label", "dout"), True, "ANY_INPUT")
+
+# UB buffers the compute body reads together in one binary instruction: they must sit at opposite bank phases
+# (tests/python/tiling/test_ub_plan.py).
+UB_APART = (("tmpA_", "tmpB_"), ("tmpA_", "outQ_"), ("tmpA_", "result_"))
