@@ -76,8 +76,8 @@ def test_every_plan_of_the_small_space_passes(tmp_path: Path) -> None:
     exe = _build(tmp_path)
     counts, failures = _sweep(exe, _spec())
     assert counts["failed"] == 0, "\n".join(failures)
-    # rank <= 4: 1 + 8*7 + 64*7 + 512*7 + 4096*7 shapes, x 4 ops x 5 SoCs x 5 mixes x 2 budgets (KL refuses some)
-    assert counts["planned"] > 5_000_000 and counts["planned"] + counts["refused"] == 32_761 * 4 * 5 * 5 * 2
+    # rank <= 4: 1 + 8*7 + 64*7 + 512*7 + 4096*7 shapes, x every op x 5 SoCs x 5 mixes x 2 budgets (KL refuses some)
+    assert counts["planned"] > 5_000_000 and counts["planned"] + counts["refused"] == 32_761 * len(OPS) * 5 * 5 * 2
     counts, failures = _sweep(exe, _spec(WIDE_EXTENTS, max_rank=3, max_elements=1 << 22))
     assert counts["failed"] == 0, "\n".join(failures)
     assert counts["planned"] > 100_000

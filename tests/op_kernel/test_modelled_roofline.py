@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lossgrad
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, op_part
 from lossgrad.timing.params import params_for
 
 N = 4 * 1024 * 1024
@@ -22,20 +22,11 @@ PATTERNS = {
 }
 
 
-# 950 cuts column pieces on 128-byte units (socs gm_row_align_bytes, shared by the tiling and the time model).
-# Measured with the time model of issue 23: on 950 the busiest core of the float32 L1 call against a row-broadcast
-# target computes 19.9 us of vector work (the devkit's 950 add cases fit 1.05 cycles of load/store overhead to every
-# repeat of the Memory API) beside 23.3 us of MTE2, and the cores differ (22.3-28.3 us): its body is 1.26x the
-# roofline, vector work the cost.
+# Measured gaps, each in its op folder's test_facts.MODELLED_GAPS ({(soc, pattern): reason}): xfail(strict), so a
+# gap that closes fails until its entry goes.
 GAPS: dict[tuple[str, str, str], str] = {
-    ("Ascend950PR_9579", "l1_loss_backward", "target row-broadcast"):
-        "950 L1 row broadcast: busiest core 19.9 us of V beside 23.3 us of MTE2, body 1.26x the roofline",
-    # Smooth L1 keeps NaN through its clamp since the twin's fourth audit (ClampUnitKeepNaN): 20.3 us of V beside
-    # 24.0 us of MTE2 on the busiest core, cores 22.2-28.3 us, body 1.26x. Issue 28's split choice (the flat split
-    # with a resident broadcast row) is the fix for both.
-    ("Ascend950PR_9579", "smooth_l1_loss_backward", "target row-broadcast"):
-        "950 smooth L1 row broadcast: busiest core 20.3 us of V beside 24.0 us of MTE2, body 1.26x the roofline",
-}
+    (soc, name, pattern): reason for name, op in OPS.items()
+    for (soc, pattern), reason in getattr(op_part(op, "test_facts"), "MODELLED_GAPS", {}).items()}
 
 
 def _params():

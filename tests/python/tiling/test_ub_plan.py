@@ -32,7 +32,8 @@ def test_slices_start_on_their_phase_and_the_buffer_ends_on_a_cycle(arch: int, o
 
 
 def test_binary_operands_are_on_opposite_phases():
-    # The pairs the compute bodies read together (ops/<op>/compute.h; each op's own in its test_facts.UB_APART): Sub/Compare(self, target), Mul(result, grad),
+    # The pairs the compute bodies read together (ops/<op>/compute.h; each op's own in its test_facts.UB_APART):
+    # Sub/Compare(self, target), Mul(result, grad),
     # L1's Sub/Mul(result, scratch), smooth L1's Sub(result, linear branch), KL's Add(accumulator, result), and each
     # Select's mask against the tensor it selects into.
     pairs = [("selfIn_", "targetIn_"), ("selfWork_", "targetWork_"), ("gradIn_", "outQ_"), ("gradWork_", "result_"),

@@ -46,7 +46,8 @@ TORCH_TARGET = "probability"
 TARGET_GRAD = "torch"
 
 # The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
-# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); ops_semantics §7, the spec's quick-comparison table.
+# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule):
+# ops_semantics §7, the spec's quick-comparison table.
 SPEC_ROW = (1.0, "SELF_TARGET_NUMEL", "SELF_TARGET_DIM0", ("grad", "input", "target"), False, "SELF_ONLY")
 
 # UB buffers the compute body reads together in one binary instruction: they must sit at opposite bank phases

@@ -15,5 +15,6 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
                                self_numel_mean=True)
 
 # The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
-# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule); ops_semantics §7, the spec's quick-comparison table.
+# (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule):
+# ops_semantics §7, the spec's quick-comparison table.
 SPEC_ROW = (2.0, "SELF_NUMEL", None, ("predict", "label", "dout"), True, "ANY_INPUT")

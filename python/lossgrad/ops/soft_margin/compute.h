@@ -1,14 +1,13 @@
     // out = ((-t * e) / (e + 1)) * (g * c), e = exp(-(s * t)) (negations are exact): the 950 kernel's order, an exactly
-    // rounded Div. An overflowing e gives inf / inf = NaN, as aclnn's and PyTorch's eager kernels do. Banks: e (tmpA_)
-    // is read with s's partner x, with m and with r; m (tmpB_) only with e.
+    // rounded Div. An overflowing e gives inf / inf = NaN, as aclnn's and PyTorch's eager kernels do. Banks: m (tmpB_,
+    // phase 0) is read with s and e, e (tmpA_, phase 1) with m and r.
     __aicore__ inline void Compute(const LocalTensor<float>& r, const LocalTensor<float>& g,
                                    const LocalTensor<float>& s, const LocalTensor<float>& x, uint32_t n) {
         LocalTensor<float> e = tmpA_.Get<float>();
         LocalTensor<float> m = tmpB_.Get<float>();
-        Mul(e, s, x, n);
         Muls(m, x, -1.0f, n);
         VBarrier();
-        Muls(e, e, -1.0f, n);
+        Mul(e, s, m, n);
         VBarrier();
         Exp(e, e, n);
         VBarrier();
