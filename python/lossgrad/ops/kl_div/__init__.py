@@ -5,7 +5,8 @@ the PyTorch facts (torch_facts.py) and the test facts (test_facts.py). See docs/
 """
 from __future__ import annotations
 
-from ...opspec import (ALL_LINES, AttrSpec, Check, Divisor, EmptyRule, FLOAT_SUPPORT_BY_ARCH, KernelIO, OutputShape, Promotion, Reduction, OpSpec, MASK_ACC, SCRATCH_PHASE, scratch)
+from ...opspec import (ALL_LINES, AttrSpec, Check, Divisor, EmptyRule, FLOAT_SUPPORT_BY_ARCH, KernelIO, OutputShape,
+                       Promotion, Reduction, OpSpec, MASK_ACC, SCRATCH_PHASE, scratch)
 
 SPEC = OpSpec(
     name="kl_div_backward",

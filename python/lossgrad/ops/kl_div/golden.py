@@ -1,9 +1,8 @@
 """Golden formulas of the op (-T * gradOutput * c, T = exp(target) if log_target), independent of the kernels.
 
-`f64`: the exact math in float64. `f32`: float32 in aclnn's kernel operation order
-(ops_semantics §4.4), every arithmetic
-result saturated as the device does when `sat` is set. Both get the inputs broadcast to the call's iteration space and the
-reduction coefficient `c` (lossgrad.golden.elementwise explains the contract).
+`f64`: the exact math in float64. `f32`: float32 in aclnn's kernel operation order (ops_semantics §4.4), every
+arithmetic result saturated as the device does when `sat` is set. Both get the inputs broadcast to the call's
+iteration space and the reduction coefficient `c` (lossgrad.golden.elementwise explains the contract).
 """
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""aclnnL1LossBackward: the PyTorch facts (the derivative of the backward, the drop-in loss). Imported by lossgrad.torch only."""
+"""aclnnL1LossBackward: the PyTorch facts (the derivative of the backward, the drop-in loss).
+
+Imported by lossgrad.torch only."""
 from __future__ import annotations
 
 from typing import Any

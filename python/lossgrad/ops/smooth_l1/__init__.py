@@ -5,7 +5,8 @@ the PyTorch facts (torch_facts.py) and the test facts (test_facts.py). See docs/
 """
 from __future__ import annotations
 
-from ...opspec import (ALL_LINES, AttrSpec, Check, Divisor, EmptyRule, FLOAT_SUPPORT_BY_ARCH, KernelIO, OutputShape, Promotion, Reduction, OpSpec, MASK_CONST, RESULT_PHASE, SCRATCH_PHASE, mask, scratch)
+from ...opspec import (ALL_LINES, AttrSpec, Check, Divisor, EmptyRule, FLOAT_SUPPORT_BY_ARCH, KernelIO, OutputShape,
+                       Promotion, Reduction, OpSpec, MASK_CONST, RESULT_PHASE, SCRATCH_PHASE, mask, scratch)
 
 SPEC = OpSpec(
     name="smooth_l1_loss_backward",
