@@ -16,7 +16,7 @@ import lossgrad.torch as lt  # noqa: E402
 
 from _torch_support import DTYPES, assert_within_standard, drop_in_losses, rand, op_fact  # noqa: E402
 
-from lossgrad.registry import OPS, OutputShape  # noqa: E402
+from lossgrad.registry import OPS, OutputShape, op_part  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using a target size:UserWarning",
                                         "ignore:reduction. 'mean' divides:UserWarning")
@@ -154,6 +154,22 @@ def test_modules_mirror_torch_nn() -> None:
         ours(xo, t).backward()
         ref(xr, t.double()).backward()
         assert_within_standard(xo.grad, xr.grad, type(ours).__name__)
+
+
+def test_every_drop_in_module_is_torchs_module_with_our_backward(kernel_calls: list[str]) -> None:
+    """Each op folder's torch.nn module subclasses torch's namesake and, with its defaults, gives torch's gradient
+    from our kernel."""
+    x, t = rand((4, 5), torch.float32, 1), rand((4, 5), torch.float32, 2)
+    for op in OPS.values():
+        module = op_part(op, "torch_facts").LOSS.module
+        reference = getattr(torch.nn, module.__name__)
+        assert issubclass(module, reference) and module is not reference, op.name
+        target = t.abs() if op_fact(op, "TORCH_TARGET", "any") == "probability" else t
+        xo, xr = x.clone().requires_grad_(), x.double().requires_grad_()
+        module()(xo, target).backward()
+        reference()(xr, target.double()).backward()
+        assert_within_standard(xo.grad, xr.grad, module.__name__)
+    assert set(kernel_calls) == set(OPS)
 
 
 @pytest.mark.parametrize("loss", [next(label for label, (*_, o) in LOSSES.items() if o is op) for op in OPS.values()
