@@ -303,7 +303,6 @@ TESTS = PACKAGE.parents[1] / "tests"
 NOT_YET_ITERATING: dict[str, str] = {
     "tests/python/test_cli.py": "a verify case-table fixture whose rows name three ops",
     "tests/torch/test_torch_compile.py": "a training scenario written with two particular drop-ins",
-    "tests/torch/test_torch_edges.py": "the drop-ins' keyword sets under autocast and dtype mixes; integer targets",
 }
 
 

@@ -53,3 +53,5 @@ SPEC_ROW = (1.0, "SELF_TARGET_NUMEL", "SELF_TARGET_DIM0", ("grad", "input", "tar
 # UB buffers the compute body reads together in one binary instruction: they must sit at opposite bank phases
 # (tests/python/tiling/test_ub_plan.py).
 UB_APART = (("acc_", "result_"),)
+# The torch edge tests (autocast, dtype mixes, torch.func: tests/torch/test_torch_edges.py): labelled keyword sets.
+TORCH_EDGE_VARIANTS = {"kl": {"reduction": "batchmean"}, "kl_log_target": {"log_target": True, "reduction": "sum"}}

@@ -46,3 +46,5 @@ MODELLED_GAPS = {
     ("Ascend950PR_9579", "target row-broadcast"):
         "950 smooth L1 row broadcast: busiest core 20.3 us of V beside 24.0 us of MTE2, body 1.26x the roofline",
 }
+# The torch edge tests (autocast, dtype mixes, torch.func: tests/torch/test_torch_edges.py): labelled keyword sets.
+TORCH_EDGE_VARIANTS = {"smooth_l1": {"beta": 0.5}}
