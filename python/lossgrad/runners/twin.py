@@ -73,17 +73,19 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False, l2
     out_bytes = int(np.prod(call.out_shape)) * call.out_dtype.np_dtype.itemsize
     device = device_allocation(out_bytes)
     device[:out_bytes] = UNWRITTEN
-    gm = args.ordered(call) + [device, workspace(args.tiling.workspace_bytes), args.tiling.data]
+    inputs = args.ordered(call)
+    gm = inputs + [device, workspace(args.tiling.workspace_bytes), args.tiling.data]
+    scratch = (len(inputs) + 1,)  # the workspace: cross-core partial sums, nobody's result after the launch
     try:
         report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
                             auto_sync=auto_sync, timing=timing, label=label,
-                            undetermined=undetermined, l2=l2)
+                            undetermined=undetermined, l2=l2, scratch=scratch)
     except FileNotFoundError:  # the kernel cache was deleted meanwhile (the README calls it safe to delete)
         with cache_space("writing a kernel source"):
             source = render()
         report = run_kernel(source, name, args.tiling.block_dim, gm, soc=call.soc, tiling_key=tiling_key,
                             auto_sync=auto_sync, timing=timing, label=label,
-                            undetermined=undetermined, l2=l2)
+                            undetermined=undetermined, l2=l2, scratch=scratch)
     check_padding(device, out_bytes)
     out = device[:out_bytes].view(call.out_dtype.np_dtype).reshape(call.out_shape)
     return TwinRun(output=out, report=report, plan=args.tiling, inputs=args.inputs)

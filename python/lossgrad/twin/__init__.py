@@ -315,10 +315,11 @@ def _met_text(met: int) -> str:
 
 
 def _second_run(lib: ctypes.CDLL, buffers: list[np.ndarray], before: list[np.ndarray], raw: Mapping[str, Any],
-                block_dim: int, ptrs: Any, sizes: Any, tiling_key: int) -> None:
+                block_dim: int, ptrs: Any, sizes: Any, tiling_key: int, scratch: frozenset[int]) -> None:
     """A clean launch met open questions: run it again from the same GM contents with the alternative answers (no
-    event log) and raise UndeterminedResult if that run faults or its GM buffers differ. On return the buffers hold
-    the first run's results."""
+    event log) and raise UndeterminedResult if that run faults or its GM buffers differ (those in `scratch`
+    excepted: a workspace's contents after the launch are nobody's result, and what the kernel read back from it
+    shows in the others). On return the buffers hold the first run's results."""
     first = [b.copy() for b in buffers]
     for b, old in zip(buffers, before):
         b[...] = old
@@ -329,8 +330,8 @@ def _second_run(lib: ctypes.CDLL, buffers: list[np.ndarray], before: list[np.nda
     lib.twin_set_answers(0)
     if raw2["fault"] == CANCELLED:
         raise LaunchCancelled(CANCELLED)
-    differs = [i for i, (b, f) in enumerate(zip(buffers, first))
-               if not np.array_equal(b.reshape(-1).view(np.uint8), f.reshape(-1).view(np.uint8))]
+    differs = [i for i, (b, f) in enumerate(zip(buffers, first)) if i not in scratch
+               and not np.array_equal(b.reshape(-1).view(np.uint8), f.reshape(-1).view(np.uint8))]
     for b, f in zip(buffers, first):
         b[...] = f
     if status2 == 0 and not differs:
@@ -346,7 +347,7 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
                soc: "str | Soc" = "Ascend910B1", include_dirs: Sequence["str | os.PathLike[str]"] = (),
                defines: Mapping[str, object] | None = None, tiling_key: int = 0, auto_sync: bool = True,
                timing: "bool | TimeParams" = False, undetermined: str = "check",
-               label: str | None = None, l2: str = "cold") -> Report:
+               label: str | None = None, l2: str = "cold", scratch: Sequence[int] = ()) -> Report:
     """Compile (cached) and run an Ascend C kernel on `block_dim` simulated cores of `soc`'s architecture.
 
     `auto_sync=True` models bisheng's `--cce-auto-sync=on` (CANN's default): the compiler synchronises PIPE_S
@@ -363,7 +364,8 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     `undetermined` handles device behaviour public sources leave open (OPEN_QUESTIONS): "check" (the default) runs
     with the primary answers and, if the launch met an open question, again with the alternative ones from the same
     GM contents, and raises UndeterminedResult when the two runs' GM buffers differ (or one run faults); "primary"
-    or "alternative" runs once with those answers (tests of the arithmetic itself)."""
+    or "alternative" runs once with those answers (tests of the arithmetic itself). `scratch`: indices of GM
+    arguments whose contents after the launch are nobody's result (a workspace), left out of that comparison."""
     # The launch's C types (uint32_t blockDim, uint64_t tilingKey, a bool switch): refused, never coerced.
     if isinstance(block_dim, (bool, np.bool_)) or not isinstance(block_dim, (int, np.integer)):
         raise TypeError(f"block_dim must be an int, got {type(block_dim).__name__} {block_dim!r}")
@@ -405,7 +407,7 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
         events = _read_log(lib, int(block_dim), raw.get("api_names", ())) if timing is not False and status == 0 \
             else None
         if before is not None and raw["met"] and status == 0:
-            _second_run(lib, buffers, before, raw, int(block_dim), ptrs, sizes, int(tiling_key))
+            _second_run(lib, buffers, before, raw, int(block_dim), ptrs, sizes, int(tiling_key), frozenset(scratch))
     if status != 0:
         if raw["fault"] == CANCELLED:
             raise LaunchCancelled(CANCELLED)
