@@ -275,12 +275,28 @@ private:
         return true;
     }
 
+    // The split's extent is the space it partitions, and its units partition it among the cores.
+    bool SplitCovers(uint64_t space, const char* split, const char* what)
+    {
+        if (td_.splitTotal != space) {
+            return Fail("the %s covers %llu %s of %llu", split, U(td_.splitTotal), what, U(space));
+        }
+        return Partition(space, td_.blockDim, td_.unitElems, td_.baseUnits, td_.extraUnits, split, true);
+    }
+
+    // Without DataCopyPad every row piece is whole 32-byte blocks, unless the rows are ragged (their tails are
+    // written by a back-shifted block, checked by each walk).
+    bool WholeBlocks(const Tile& t, uint64_t core, bool ragged)
+    {
+        if (f_.blocks_only && !ragged && t.cols % blockOut_ != 0) {
+            return Fail("core %llu: a row piece of %u elements is not whole 32-byte blocks", U(core), t.cols);
+        }
+        return true;
+    }
+
     bool Flat()
     {
-        if (td_.splitTotal != total_) {
-            return Fail("the flat split covers %llu elements of %llu", U(td_.splitTotal), U(total_));
-        }
-        if (!Partition(total_, td_.blockDim, td_.unitElems, td_.baseUnits, td_.extraUnits, "flat split", true)) {
+        if (!SplitCovers(total_, "flat split", "elements")) {
             return false;
         }
         const bool ragged = f_.blocks_only && Ragged();
@@ -330,8 +346,8 @@ private:
                     return Fail("core %llu: a row piece [%llu, %llu) passes the row's end %llu", U(core), U(t.col),
                                 U(t.col + t.cols), U(E_));
                 }
-                if (f_.blocks_only && !ragged && t.cols % blockOut_ != 0) {
-                    return Fail("core %llu: a row piece of %u elements is not whole 32-byte blocks", U(core), t.cols);
+                if (!WholeBlocks(t, core, ragged)) {
+                    return false;
                 }
                 pos += count;
                 if (pos > end) {
@@ -347,10 +363,7 @@ private:
 
     bool Columns()
     {
-        if (td_.splitTotal != E_) {
-            return Fail("the column split covers %llu columns of %llu", U(td_.splitTotal), U(E_));
-        }
-        if (!Partition(E_, td_.blockDim, td_.unitElems, td_.baseUnits, td_.extraUnits, "column split", true)) {
+        if (!SplitCovers(E_, "column split", "columns")) {
             return false;
         }
         const bool ragged = f_.blocks_only && Ragged();
@@ -394,8 +407,8 @@ private:
                 if (ragged && t.cols < blockOut_) {
                     return Fail("core %llu: a row piece of %u elements, under one 32-byte block", U(core), t.cols);
                 }
-                if (f_.blocks_only && !ragged && t.cols % blockOut_ != 0) {
-                    return Fail("core %llu: a row piece of %u elements is not whole 32-byte blocks", U(core), t.cols);
+                if (!WholeBlocks(t, core, ragged)) {
+                    return false;
                 }
                 row += t.rows;
             }
