@@ -25,13 +25,16 @@ SmoothL1.
 """
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch.nn.functional as F
 from torch.nn import _reduction as _legacy
 
-from dataclasses import dataclass
+if TYPE_CHECKING:
+    from ..opspec import OpSpec
 
 
 def legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
@@ -107,6 +110,52 @@ class DropIn:
 
     function: Any
     module: type
+
+
+_ATTR_CASTS: dict[str, Callable[[Any], Any]] = {"Float": float, "Bool": bool}
+
+
+def pointwise_drop_in(op: "OpSpec", functional: Callable[..., torch.Tensor], module: type,
+                      target_grad: str) -> DropIn:
+    """The drop-in of a pointwise loss(input, target) (`Pointwise`): a function with `functional`'s own signature
+    (size_average/reduce by torch's legacy rule; a `weight`, where torch's function has one, applied by `weighted`)
+    and a subclass of torch's `module` whose forward passes its reduction and the op's attributes (SPEC.attrs, by
+    their Python names, which must be `functional`'s parameters) on. `target_grad` as `Pointwise`."""
+    sig = inspect.signature(functional)
+    attrs = tuple(op.attrs)
+    unknown = [a.name for a in attrs if a.name not in sig.parameters]
+    if unknown:
+        raise TypeError(f"{op.template}: SPEC.attrs {unknown} are not parameters of {functional.__name__}")
+    has_weight = "weight" in sig.parameters
+
+    def forward(input: torch.Tensor, target: torch.Tensor, reduction: str, *values: Any) -> torch.Tensor:
+        return functional(input, target, reduction=reduction, **{a.name: v for a, v in zip(attrs, values)})
+
+    def loss(*args: Any, **kwargs: Any) -> torch.Tensor:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments
+        reduction = legacy_reduction(given["size_average"], given["reduce"], given["reduction"])
+        values = tuple(_ATTR_CASTS.get(a.kernel_type, lambda v: v)(given[a.name]) for a in attrs)
+        input, target = given["input"], given["target"]
+        if has_weight and given["weight"] is not None:
+            return weighted(Pointwise.apply(input, target, op.name, forward, target_grad, "none", *values),
+                            given["weight"], input, reduction)
+        return Pointwise.apply(input, target, op.name, forward, target_grad, reduction, *values)
+
+    name = functional.__name__
+    loss.__name__ = loss.__qualname__ = name
+    loss.__module__ = "lossgrad.torch"
+    loss.__doc__ = f"``torch.nn.functional.{name}``; the input gradient comes from ``torch.ops.lossgrad.{op.name}``."
+    loss.__signature__ = sig  # type: ignore[attr-defined]
+
+    def module_forward(self: Any, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return loss(input, target, reduction=self.reduction, **{a.name: getattr(self, a.name) for a in attrs})
+
+    cls = type(module.__name__, (module,), {
+        "forward": module_forward, "__module__": "lossgrad.torch", "__qualname__": module.__name__,
+        "__doc__": f"``torch.nn.{module.__name__}`` whose backward runs our {op.aclnn} kernel."})
+    return DropIn(loss, cls)
 
 
 def weighted(loss: torch.Tensor, weight: torch.Tensor, input: torch.Tensor, reduction: str) -> torch.Tensor:

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ...torch.losses import DropIn, Pointwise, aclnn_sign, legacy_reduction, pointwise_derivative, weighted
+from ...torch.losses import aclnn_sign, pointwise_derivative, pointwise_drop_in
 from . import SPEC
 
 
@@ -19,25 +19,4 @@ def derivative(gg: torch.Tensor, g: torch.Tensor, s: torch.Tensor, t: torch.Tens
     return pointwise_derivative(gg, g, s, t, c, needs, aclnn_sign(x), None, None)
 
 
-def _forward(input: torch.Tensor, target: torch.Tensor, reduction: str) -> torch.Tensor:
-    return F.l1_loss(input, target, reduction=reduction)
-
-
-def l1_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool | None = None, reduce: bool | None = None,
-            reduction: str = "mean", weight: torch.Tensor | None = None) -> torch.Tensor:
-    """``torch.nn.functional.l1_loss``; the input gradient comes from ``torch.ops.lossgrad.l1_loss_backward``."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    if weight is not None:
-        return weighted(Pointwise.apply(input, target, SPEC.name, _forward, "minus_input", "none"), weight, input,
-                        reduction)
-    return Pointwise.apply(input, target, SPEC.name, _forward, "minus_input", reduction)
-
-
-class L1Loss(torch.nn.L1Loss):
-    """``torch.nn.L1Loss`` whose backward runs our L1LossBackward kernel."""
-
-    def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return l1_loss(input, target, reduction=self.reduction)
-
-
-LOSS = DropIn(l1_loss, L1Loss)
+LOSS = pointwise_drop_in(SPEC, F.l1_loss, torch.nn.L1Loss, target_grad="minus_input")

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ...torch.losses import DropIn, Pointwise, aclnn_sign, legacy_reduction, pointwise_derivative
+from ...torch.losses import aclnn_sign, pointwise_derivative, pointwise_drop_in
 from . import SPEC
 
 
@@ -25,23 +25,4 @@ def derivative(gg: torch.Tensor, g: torch.Tensor, s: torch.Tensor, t: torch.Tens
     return pointwise_derivative(gg, g, s, t, c, needs, f, df, -df)
 
 
-def _forward(input: torch.Tensor, target: torch.Tensor, reduction: str, beta: float) -> torch.Tensor:
-    return F.smooth_l1_loss(input, target, reduction=reduction, beta=beta)
-
-
-def smooth_l1_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool | None = None,
-                   reduce: bool | None = None, reduction: str = "mean", beta: float = 1.0) -> torch.Tensor:
-    """``torch.nn.functional.smooth_l1_loss``; the input gradient comes from
-    ``torch.ops.lossgrad.smooth_l1_loss_backward``."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    return Pointwise.apply(input, target, SPEC.name, _forward, "minus_input", reduction, float(beta))
-
-
-class SmoothL1Loss(torch.nn.SmoothL1Loss):
-    """``torch.nn.SmoothL1Loss`` whose backward runs our SmoothL1LossBackward kernel."""
-
-    def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
-
-
-LOSS = DropIn(smooth_l1_loss, SmoothL1Loss)
+LOSS = pointwise_drop_in(SPEC, F.smooth_l1_loss, torch.nn.SmoothL1Loss, target_grad="minus_input")

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from ...torch.losses import DropIn, Pointwise, legacy_reduction, pointwise_derivative
+from ...torch.losses import pointwise_derivative, pointwise_drop_in
 from . import SPEC
 
 
@@ -16,17 +16,4 @@ def derivative(gg: torch.Tensor, g: torch.Tensor, s: torch.Tensor, t: torch.Tens
     return pointwise_derivative(gg, g, s, t, c, needs, -tf * sig, tf * tf * dsig, -sig + sf * tf * dsig)
 
 
-def soft_margin_loss(input: torch.Tensor, target: torch.Tensor, size_average: bool | None = None,
-                     reduce: bool | None = None, reduction: str = "mean") -> torch.Tensor:
-    """``torch.nn.functional.soft_margin_loss``; the input gradient comes from our kernel, the target's from torch."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    return Pointwise.apply(input, target, SPEC.name, lambda i, t, r: F.soft_margin_loss(i, t, reduction=r), "torch",
-                          reduction)
-
-
-class SoftMarginLoss(torch.nn.SoftMarginLoss):
-    def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return soft_margin_loss(input, target, reduction=self.reduction)
-
-
-LOSS = DropIn(soft_margin_loss, SoftMarginLoss)
+LOSS = pointwise_drop_in(SPEC, F.soft_margin_loss, torch.nn.SoftMarginLoss, target_grad="torch")
