@@ -3,37 +3,66 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
 from lossgrad.cli import main
+from lossgrad.registry import OPS
 from lossgrad.socs import SOCS
 from lossgrad.verify import default_cases, read_csv, write_csv
 
-TABLE = """id,op,soc,grad_shape,self_shape,target_shape,dtypes,reduction,beta,log_target,values,seed,standard,reference,threshold_scale
-,l1_loss_backward,A2,(),"(64,33)","(33,)",float16,mean,,,uniform,1,auto,auto,1.0
-,smooth_l1_loss_backward,310P,"(5,1)","(5,7)","(5,7)",float32;float32;float32;float16,sum,0,,ties,2,,,
-,kl_div_backward,Ascend950PR_9579,"(1,)","(3,1)","(3,5)",bfloat16,batchmean,,1,uniform,3,,,
-"""
+# SoC spellings a case table accepts: a product-line alias, a line name, a full SoC version.
+SOC_SPELLINGS = (("A2", "Ascend910B1"), ("310P", "Ascend310P3"), ("Ascend950PR_9579", "Ascend950PR_9579"))
+HEADER = "id,op,soc,grad_shape,self_shape,target_shape,dtypes,reduction,beta,log_target,values,seed,standard," \
+         "reference,threshold_scale"
+
+
+def _attr_text(attr: Any) -> tuple[str, Any]:
+    """A non-default attribute value as a case table writes it, and as read_csv parses it."""
+    if attr.kernel_type == "Bool":
+        return str(int(not attr.default)), not attr.default
+    return "0", 0.0  # every Float attribute accepts 0 (smooth L1's beta = 0 is its own kernel path)
+
+
+def _table() -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """One row per registered op (a SoC spelled a different way each, its reductions in turn, its attributes set
+    away from their defaults; grad (), self (5,7), target (7,) is valid under every output rule), with what
+    read_csv must make of each row."""
+    rows, expected = [HEADER], []
+    for i, op in enumerate(OPS.values()):
+        written, soc = next(sp for k in range(len(SOC_SPELLINGS))
+                            for sp in [SOC_SPELLINGS[(i + k) % len(SOC_SPELLINGS)]]
+                            if op.ours_support.get(SOCS[sp[1]].line))
+        attrs = {a.name: _attr_text(a) for a in op.attrs}
+        reduction = op.reductions[i % len(op.reductions)].name.lower()
+        cells = {"beta": "", "log_target": ""} | {n: text for n, (text, _) in attrs.items()}
+        dtype = ("float16", "float32")[i % 2]
+        rows.append(f',{op.template},{written},(),"(5,7)","(7,)",{dtype},{reduction},{cells["beta"]},'
+                    f'{cells["log_target"]},{("uniform", "ties")[i % 2]},{i + 1},auto,auto,1.0')
+        expected.append((soc, {n: value for n, (_, value) in attrs.items()}))
+    return "\n".join(rows) + "\n", expected
 
 
 def test_verify_runs_a_case_table(tmp_path: Path) -> None:
     path = tmp_path / "cases.csv"
-    path.write_text(TABLE)
+    table, expected = _table()
+    path.write_text(table)
     cases = read_csv(str(path))
-    assert [c.soc for c in cases] == ["Ascend910B1", "Ascend310P3", "Ascend950PR_9579"]
-    assert cases[1].beta == 0.0 and cases[2].log_target is True
+    assert [c.soc for c in cases] == [soc for soc, _ in expected]
+    for case, (_, attrs) in zip(cases, expected):
+        assert {n: getattr(case, n) for n in attrs} == attrs
     r = CliRunner().invoke(main, ["verify", "--cases", str(path), "--json", "-j", "1"])
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
-    assert report["cases"] == 3 and report["passed"] and report["failed"] == 0
+    assert report["cases"] == len(OPS) and report["passed"] and report["failed"] == 0
 
 
 def test_verify_exits_non_zero_on_a_failing_case(tmp_path: Path) -> None:
     # Judged against the float64 golden with a threshold a thousand times tighter than the standard, this seeded
     # float16 case (whose exp() results round differently in one element) must fail.
     path = tmp_path / "cases.csv"
-    path.write_text(TABLE.splitlines()[0] + '\n,kl_div_backward,A2,"(1000,)","(1000,)","(1000,)",float16,none,,1,'
+    path.write_text(HEADER + '\n\n,kl_div_backward,A2,"(1000,)","(1000,)","(1000,)",float16,none,,1,'
                     "normal,4,experimental,float64,1e-3\n")
     r = CliRunner().invoke(main, ["verify", "--cases", str(path)])
     assert r.exit_code == 1, r.output

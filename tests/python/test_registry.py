@@ -298,13 +298,6 @@ def test_kernel_dtypes_cast_only_non_float_inputs() -> None:
 
 TESTS = PACKAGE.parents[1] / "tests"
 
-# Files not yet converted, each with what it still hard-codes. The list may only shrink: a file here that no longer
-# hard-codes anything fails test_the_test_allowlist_only_shrinks.
-NOT_YET_ITERATING: dict[str, str] = {
-    "tests/python/test_cli.py": "a verify case-table fixture whose rows name three ops",
-    "tests/torch/test_torch_compile.py": "a training scenario written with two particular drop-ins",
-}
-
 
 def _op_words_in(text: str) -> set[str]:
     """The ops a string names: any name of the op in any case, or its short name (the folder) in lower case."""
@@ -360,17 +353,11 @@ def test_tests_do_not_hard_code_ops() -> None:
     found = []
     for p in _test_files():
         rel = str(p.relative_to(TESTS.parent))
-        if rel not in NOT_YET_ITERATING and p != Path(__file__).resolve():  # this file plants examples
+        if p != Path(__file__).resolve():  # this file plants examples
             found += op_list_violations(p.read_text(), rel)
     assert len(_test_files()) > 50
     assert not found, "op lists or per-op branches in tests (iterate registry.OPS; put op facts in the op " \
                       "folder's test_facts.py):\n" + "\n".join(found)
-
-
-def test_the_test_allowlist_only_shrinks() -> None:
-    clean = [rel for rel in NOT_YET_ITERATING
-             if not op_list_violations((TESTS.parent / rel).read_text(), rel)]
-    assert not clean, f"no longer hard-code ops, remove them from NOT_YET_ITERATING: {clean}"
 
 
 @pytest.mark.parametrize("snippet, what", [

@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 
 torch = pytest.importorskip("torch")
-import torch.nn.functional as F  # noqa: E402
 from functorch.compile import make_boxed_func  # noqa: E402
 from torch._dynamo.backends.common import aot_autograd  # noqa: E402
 
 import lossgrad.runners.twin as twin_runner  # noqa: E402
 import lossgrad.torch as lt  # noqa: E402
 
-from _torch_support import assert_within_standard  # noqa: E402
+from _torch_support import assert_within_standard, drop_in_losses  # noqa: E402
 
 
 def test_compiled_training_step(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,16 +34,20 @@ def test_compiled_training_step(monkeypatch: pytest.MonkeyPatch) -> None:
     real = twin_runner.run_twin
     monkeypatch.setattr(twin_runner, "run_twin", lambda call: (launched.append(call.op.name), real(call))[1])
 
-    def train(smooth_l1: Any, kl_div: Any, compile_: bool) -> list[torch.Tensor]:
+    losses = drop_in_losses()  # every registered op's drop-in, with each keyword set of its test facts
+
+    def train(ours: bool, compile_: bool) -> list[torch.Tensor]:
         torch.manual_seed(0)
         model = torch.nn.Linear(8, 4)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         x, y = torch.randn(16, 8), torch.randn(16, 4)
 
         def loss_fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-            out = model(x)
-            return smooth_l1(out, y, beta=0.5) + kl_div(torch.log_softmax(out, 1), torch.softmax(y, 1),
-                                                        reduction="batchmean")
+            # log-probabilities against probabilities: a valid input pair for every loss (KL's included); "sum",
+            # which every loss accepts and torch's kl_div does not warn about
+            log_p, q = torch.log_softmax(model(x), 1), torch.softmax(y, 1)
+            return sum(((drop_in if ours else reference)(log_p, q, **{"reduction": "sum", **kw})
+                        for drop_in, reference, kw, _ in losses.values()), torch.zeros(()))
 
         step = torch.compile(loss_fn, backend=backend, fullgraph=True) if compile_ else loss_fn
         for _ in range(3):
@@ -53,13 +56,14 @@ def test_compiled_training_step(monkeypatch: pytest.MonkeyPatch) -> None:
             opt.step()
         return [p.detach().clone() for p in model.parameters()]
 
-    ours = train(lt.smooth_l1_loss, lt.kl_div, compile_=True)
-    reference = train(F.smooth_l1_loss, F.kl_div, compile_=False)
+    ours = train(ours=True, compile_=True)
+    reference = train(ours=False, compile_=False)
     for a, b in zip(ours, reference):
         assert_within_standard(a, b, "parameters after 3 compiled steps")
-    assert sorted(launched) == ["kl_div_backward"] * 3 + ["smooth_l1_loss_backward"] * 3
+    calls = sorted(spec.name for *_, spec in losses.values())
+    assert sorted(launched) == sorted(calls * 3)  # each drop-in's backward once per step
     assert len(graphs["backward"]) == 1  # one compile, reused by all three steps
     targets = {str(n.target) for n in graphs["backward"][0].graph.nodes if n.op == "call_function"}
-    assert {"lossgrad.smooth_l1_loss_backward.default", "lossgrad.kl_div_backward.default"} <= targets, targets
+    assert {f"lossgrad.{name}.default" for name in calls} <= targets, targets
     forward_targets = {str(n.target) for n in graphs["forward"][0].graph.nodes if n.op == "call_function"}
     assert not any(t.startswith("lossgrad.") for t in forward_targets)  # the forward is torch's
