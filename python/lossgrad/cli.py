@@ -289,11 +289,12 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     if as_json:
         click.echo(json.dumps(summary, indent=1, allow_nan=False))
     else:
-        click.echo(f"{'':<43}{'judged (fp32-order golden)':>26}{'vs float64 golden':>24}")
-        click.echo(f"{'op':<26}{'dtype':<10}{'cases':>7}{'MERE':>11}{'MARE':>11}{'failed':>7}{'MERE':>12}{'MARE':>12}")
         table = worst(results)
+        w = max([26, *(len(op) + 1 for op, _ in table)])  # the op column fits the longest name in the report
+        click.echo(f"{'':<{w + 17}}{'judged (fp32-order golden)':>26}{'vs float64 golden':>24}")
+        click.echo(f"{'op':<{w}}{'dtype':<10}{'cases':>7}{'MERE':>11}{'MARE':>11}{'failed':>7}{'MERE':>12}{'MARE':>12}")
         for (op, d), row in table.items():
-            click.echo(f"{op:<26}{d:<10}{int(row['cases']):>7}{row['mere']:>11.3g}{row['mare']:>11.3g}"
+            click.echo(f"{op:<{w}}{d:<10}{int(row['cases']):>7}{row['mere']:>11.3g}{row['mare']:>11.3g}"
                        f"{int(row['failed']):>7}{row['mere64']:>12.3g}{row['mare64']:>12.3g}")
         overflowed = [f"{op} {d}" for (op, d), row in table.items()
                       if max(row["mere64"], row["mare64"]) == float("inf")]

@@ -48,13 +48,12 @@ def op_fact(op: Any, name: str, default: Any) -> Any:
 def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
     """label -> (our drop-in function, torch.nn.functional's, keyword arguments, the op's spec) for every registered
     op and every keyword set its test facts name (TORCH_VARIANTS; default: one call with no keywords)."""
-    import torch.nn.functional as F
 
     from lossgrad.registry import OPS, op_part
 
     found: dict[str, tuple[Any, Any, dict[str, Any], Any]] = {}
     for op in OPS.values():
-        fn = op_part(op, "torch_facts").LOSS.function
+        loss = op_part(op, "torch_facts").LOSS
         for label, kw in op_fact(op, "TORCH_VARIANTS", {op.template: {}}).items():
-            found[label] = (fn, getattr(F, fn.__name__), dict(kw), op)
+            found[label] = (loss.function, loss.torch_function, dict(kw), op)
     return found

@@ -26,8 +26,7 @@ OPS = list(REGISTRY)  # every registered op
 # label -> (our drop-in, torch's, keywords, spec): every registered op with its folder's keyword sets for these tests
 # (test_facts.TORCH_EDGE_VARIANTS, default: the op's short name and no keywords)
 LOSSES: dict[str, tuple[Callable[..., Any], Callable[..., Any], dict[str, Any], Any]] = {
-    label: (op_part(op, "torch_facts").LOSS.function, getattr(F, op_part(op, "torch_facts").LOSS.function.__name__),
-            dict(kw), op)
+    label: (op_part(op, "torch_facts").LOSS.function, op_part(op, "torch_facts").LOSS.torch_function, dict(kw), op)
     for op in REGISTRY.values() for label, kw in op_fact(op, "TORCH_EDGE_VARIANTS", {op.template: {}}).items()}
 
 

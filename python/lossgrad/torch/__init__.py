@@ -18,7 +18,7 @@ import numbers
 from typing import Any
 
 from ..errors import LossGradError, invalid_error, null_error
-from ..registry import OPS, OpSpec, op_part
+from ..registry import OPS, OpFolderError, OpSpec, op_part
 from ..validation import parse_reduction
 from ..wrappers import describe, public_function
 from .npu import NpuUnavailable
@@ -59,6 +59,21 @@ FUNCTIONS = {spec.name: public_function(spec, _impl, {"out_dtype": (None, "_torc
                                         returns=_torch.Tensor)
              for spec in OPS.values()}
 DROP_INS = {spec.name: op_part(spec, "torch_facts").LOSS for spec in OPS.values()}
+
+
+def _check_drop_in_names() -> None:
+    seen: dict[str, str] = {name: "lossgrad.torch" for name in (*FUNCTIONS, "soc", "current_soc", "op")}
+    for spec in OPS.values():
+        loss = DROP_INS[spec.name]
+        for exported in (loss.function.__name__, loss.module.__name__):
+            if exported in seen:
+                raise OpFolderError(f"op folder python/lossgrad/ops/{spec.template}/: torch_facts.py's drop-in "
+                                    f"{exported!r} is already exported by {seen[exported]} (name the op's drop-in "
+                                    "after the op; see docs/contributing.md)")
+            seen[exported] = f"the op folder {spec.template}"
+
+
+_check_drop_in_names()
 globals().update(FUNCTIONS)
 globals().update({d.function.__name__: d.function for d in DROP_INS.values()})
 globals().update({d.module.__name__: d.module for d in DROP_INS.values()})

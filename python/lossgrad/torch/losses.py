@@ -106,10 +106,13 @@ class Pointwise(torch.autograd.Function):
 @dataclass(frozen=True)
 class DropIn:
     """An op folder's drop-in loss (torch_facts.LOSS): the function with torch.nn.functional's signature and the
-    torch.nn.Module subclass, both exported by lossgrad.torch under their own names."""
+    torch.nn.Module subclass, both exported by lossgrad.torch under their own names, and torch's function and module
+    they stand in for (what the tests compare them with)."""
 
     function: Any
     module: type
+    torch_function: Any
+    torch_module: type
 
 
 _ATTR_CASTS: dict[str, Callable[[Any], Any]] = {"Float": float, "Bool": bool}
@@ -120,7 +123,11 @@ def pointwise_drop_in(op: "OpSpec", functional: Callable[..., torch.Tensor], mod
     """The drop-in of a pointwise loss(input, target) (`Pointwise`): a function with `functional`'s own signature
     (size_average/reduce by torch's legacy rule; a `weight`, where torch's function has one, applied by `weighted`)
     and a subclass of torch's `module` whose forward passes its reduction and the op's attributes (SPEC.attrs, by
-    their Python names, which must be `functional`'s parameters) on. `target_grad` as `Pointwise`."""
+    their Python names, which must be `functional`'s parameters) on. `target_grad` as `Pointwise`.
+
+    Both are named after the op: the function is SPEC.name without "_backward" (torch's own name for every torch
+    loss: l1_loss, mse_loss, ...), the module is torch's module name where the function is torch's, else the
+    function's name in CamelCase (an op torch lacks, or a copied folder: no clash with another op's drop-in)."""
     sig = inspect.signature(functional)
     attrs = tuple(op.attrs)
     unknown = [a.name for a in attrs if a.name not in sig.parameters]
@@ -143,19 +150,21 @@ def pointwise_drop_in(op: "OpSpec", functional: Callable[..., torch.Tensor], mod
                             given["weight"], input, reduction)
         return Pointwise.apply(input, target, op.name, forward, target_grad, reduction, *values)
 
-    name = functional.__name__
+    name = op.name.removesuffix("_backward")
+    module_name = module.__name__ if name == functional.__name__ else "".join(w.capitalize() for w in name.split("_"))
     loss.__name__ = loss.__qualname__ = name
     loss.__module__ = "lossgrad.torch"
-    loss.__doc__ = f"``torch.nn.functional.{name}``; the input gradient comes from ``torch.ops.lossgrad.{op.name}``."
+    loss.__doc__ = (f"``torch.nn.functional.{functional.__name__}``; the input gradient comes from "
+                    f"``torch.ops.lossgrad.{op.name}``.")
     loss.__signature__ = sig  # type: ignore[attr-defined]
 
     def module_forward(self: Any, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return loss(input, target, reduction=self.reduction, **{a.name: getattr(self, a.name) for a in attrs})
 
-    cls = type(module.__name__, (module,), {
-        "forward": module_forward, "__module__": "lossgrad.torch", "__qualname__": module.__name__,
+    cls = type(module_name, (module,), {
+        "forward": module_forward, "__module__": "lossgrad.torch", "__qualname__": module_name,
         "__doc__": f"``torch.nn.{module.__name__}`` whose backward runs our {op.aclnn} kernel."})
-    return DropIn(loss, cls)
+    return DropIn(loss, cls, functional, module)
 
 
 def weighted(loss: torch.Tensor, weight: torch.Tensor, input: torch.Tensor, reduction: str) -> torch.Tensor:

@@ -84,4 +84,4 @@ class KLDivLoss(torch.nn.KLDivLoss):
         return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-LOSS = DropIn(kl_div, KLDivLoss)
+LOSS = DropIn(kl_div, KLDivLoss, F.kl_div, torch.nn.KLDivLoss)

@@ -1,0 +1,153 @@
+"""Copying an op's folder under a new name, with the op's own names changed inside, gives a new working op and
+nothing else to edit (docs/contributing.md): the public function, the golden, the torch drop-in, `verify --op`,
+`gen --op-host` and the test collection, at the same breadth as the original's.
+
+The copy lives in a temporary copy of the checkout (the user's tree is never touched); every check runs in a
+subprocess that imports the copied package."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lossgrad.project_files import CHECKOUT_ROOT, PROJECT_DIRS
+from lossgrad.registry import OPS
+
+# The folder copied: the newest op, whose commit was the proof that an op is one folder.
+ORIGINAL = list(OPS.values())[-1]
+COPY = f"{ORIGINAL.template}_copy"
+SOC = "Ascend910B1"
+
+
+def _camel(snake: str) -> str:
+    return "".join(w.capitalize() for w in snake.split("_"))
+
+
+def _renames() -> list[tuple[str, str]]:
+    """The op's own names (SPEC's API, aclnn and op-type names), renamed as a contributor would; what it wraps
+    (torch's loss) stays."""
+    base = ORIGINAL.name.removesuffix("_backward")
+    new_base = base.replace(ORIGINAL.template, COPY, 1)
+    assert new_base != base, "the op's API name must contain its short name"
+    names = [(ORIGINAL.name, ORIGINAL.name.replace(base, new_base))]
+    names += [(n, n.replace(_camel(base), _camel(new_base)))
+              for n in (ORIGINAL.aclnn, ORIGINAL.custom_op_type, ORIGINAL.cann_op_type)]
+    assert all(old != new for old, new in names), names
+    return sorted(names, key=lambda n: -len(n[0]))
+
+
+def _rename(text: str) -> str:
+    for old, new in _renames():
+        text = re.sub(rf"(?<![.\w]){re.escape(old)}(?!\w)", new, text)  # never torch's F.<loss> / torch.nn.<Loss>
+    return text
+
+
+@pytest.fixture(scope="module")
+def copied_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not all((CHECKOUT_ROOT / d).is_dir() for d in ("python", "tests", *PROJECT_DIRS)):
+        pytest.skip("needs a source checkout (python/, tests/ and the project directories)")
+    root = tmp_path_factory.mktemp("checkout")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
+    for d in ("python", "tests", *PROJECT_DIRS):
+        shutil.copytree(CHECKOUT_ROOT / d, root / d, ignore=ignore)
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy2(CHECKOUT_ROOT / f, root / f)
+    ops = root / "python" / "lossgrad" / "ops"
+    shutil.copytree(ops / ORIGINAL.template, ops / COPY, ignore=ignore)
+    for path in (ops / COPY).iterdir():
+        if path.suffix in (".py", ".h"):
+            path.write_text(_rename(path.read_text()))
+    return root
+
+
+def _run(root: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root / "python")}
+    return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _run(root, "-c", "import sys; from lossgrad.cli import main; sys.exit(main())", *args)
+
+
+def test_the_copy_is_a_new_op_with_the_original_s_behaviour(copied_checkout: Path) -> None:
+    new_name = _rename(ORIGINAL.name)
+    script = f"""
+import json, numpy as np, lossgrad, lossgrad.golden
+from lossgrad.registry import OPS, get_op
+assert lossgrad.__file__.startswith({str(copied_checkout)!r}), lossgrad.__file__
+copy, original = get_op({COPY!r}), get_op({ORIGINAL.template!r})
+rng = np.random.default_rng(5)
+g, s, t = (rng.standard_normal(shape).astype(np.float32) for shape in ((3, 1), (3, 70), (70,)))
+ours = lossgrad.{new_name}(g, s, t, "sum", soc={SOC!r})
+theirs = getattr(lossgrad, original.name)(g, s, t, "sum", soc={SOC!r})
+golden = lossgrad.golden.{new_name}(g, s, t, "sum")
+print(json.dumps({{"ops": list(OPS), "equal": bool(np.array_equal(ours, theirs, equal_nan=True)),
+                  "golden_equal": bool(np.array_equal(golden, lossgrad.golden.{ORIGINAL.name}(g, s, t, "sum"),
+                                                      equal_nan=True)),
+                  "in_all": {new_name!r} in lossgrad.__all__ and {new_name!r} in lossgrad.golden.__all__,
+                  "aclnn": copy.aclnn, "custom": copy.custom_op_type}}))
+"""
+    r = _run(copied_checkout, "-c", script)
+    assert r.returncode == 0, r.stderr[-3000:]
+    facts = json.loads(r.stdout.strip().splitlines()[-1])
+    assert facts["ops"] == [*OPS, new_name]
+    assert facts["equal"] and facts["golden_equal"] and facts["in_all"]
+    assert facts["aclnn"] == _rename(ORIGINAL.aclnn) != ORIGINAL.aclnn
+    assert facts["custom"] == _rename(ORIGINAL.custom_op_type) != ORIGINAL.custom_op_type
+
+
+def test_the_copy_has_a_torch_drop_in(copied_checkout: Path) -> None:
+    pytest.importorskip("torch")
+    function = ORIGINAL.name.removesuffix("_backward").replace(ORIGINAL.template, COPY, 1)
+    script = f"""
+import torch, lossgrad.torch as lt
+x = torch.randn(4, 6, requires_grad=True); y = torch.randn(4, 6)
+getattr(lt, {function!r})(x, y).backward()
+assert {function!r} in lt.__all__ and {_camel(function)!r} in lt.__all__
+assert hasattr(torch.ops.lossgrad, {_rename(ORIGINAL.name)!r})
+print("ok", float(x.grad.abs().sum()) > 0)
+"""
+    r = _run(copied_checkout, "-c", script)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == ["ok", "True"]
+
+
+def test_the_copy_verifies_and_generates(copied_checkout: Path, tmp_path: Path) -> None:
+    r = _cli(copied_checkout, "verify", "--op", COPY, "--soc", SOC, "--limit", "6", "--json", "-j", "2")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["cases"] == 6 and report["failed"] == 0 and report["passed"]
+    r = _cli(copied_checkout, "gen", "--op", COPY, "--op-host", "--out", str(tmp_path / "gen"))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    names = {p.name for p in (tmp_path / "gen").rglob("*")}
+    custom = _rename(ORIGINAL.custom_op_type)
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", custom).lower()
+    assert any(snake in n for n in names), sorted(names)
+
+
+def test_the_copy_is_collected_as_widely_as_the_original(copied_checkout: Path) -> None:
+    r = _run(copied_checkout, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests",
+             timeout=1200)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    ids = [line for line in r.stdout.splitlines() if "::" in line]
+    # long names in any case, the short name (a folder name) in lower case only, as the registry scanner reads them
+    # (tests/twin's corpus names SOFT_MARGIN-like forward formulas, not ops)
+    copy_names = (COPY, {n.lower() for n in (_rename(ORIGINAL.name), _rename(ORIGINAL.aclnn))})
+    original_names = (ORIGINAL.template, {n.lower() for n in (ORIGINAL.name, ORIGINAL.aclnn)})
+
+    def mentions(test_id: str, names: tuple[str, set[str]]) -> bool:
+        short, long = names
+        return bool(re.search(rf"(?<![A-Za-z0-9]){re.escape(short)}(?![A-Za-z0-9]|_copy)", test_id)) or any(
+            re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9]|_copy)", test_id.lower()) for n in long)
+
+    copies = [i for i in ids if mentions(i, copy_names)]
+    originals = [i for i in ids if mentions(i, original_names)]
+    assert len(originals) > 100
+    assert len(copies) == len(originals), (len(copies), len(originals))
