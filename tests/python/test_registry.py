@@ -260,9 +260,18 @@ def test_docs_semantics_table_matches_the_registry() -> None:
     products = _doc_row("aclnn doc products")
     coefficients = _doc_row("c (none, sum)")
     assert len(products) == len(coefficients) == len(OPS)
-    for op, marks, coef in zip(OPS.values(), products, coefficients):
+    batchmean = _doc_row("c (batchmean)")
+    out_dtypes = _doc_row("Default out dtype")
+    header = next(line for line in (PACKAGE.parents[1] / "docs" / "semantics.md").read_text().splitlines()
+                  if line.startswith("| |"))
+    assert [c.strip() for c in header.strip().strip("|").split("|")][1:] == \
+        [op.aclnn.removeprefix("aclnn") for op in OPS.values()]
+    assert len(products) == len(batchmean) == len(out_dtypes) == len(OPS)
+    for op, marks, coef, bm, out in zip(OPS.values(), products, coefficients, batchmean, out_dtypes):
         assert marks.split() == ["✓" if op.docs_support[line] else "✗" for line in ("950", "A3", "A2", "310P", "910")]
         assert float(coef) == op.coefficient
+        assert (bm == "rejected") == (Reduction.BATCHMEAN not in op.reductions), (op.name, bm)
+        assert out == {"promoted": "promoted", "self": "s's"}[op.default_out_dtype], (op.name, out)
 
 
 def test_one_op_name_resolver_accepts_every_name_in_any_case() -> None:
