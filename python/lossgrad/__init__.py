@@ -1,8 +1,9 @@
 """ascend-lossgrad: Ascend C loss-backward kernels with a Python host.
 
-Public API (stable, see ../shared/DESIGN.md): one function per op (`lossgrad.<op name>`, made from the registry), `lossgrad.profile` (one call's output,
-tiling, counters and modelled time), `lossgrad.golden`, `lossgrad.twin`, `LossGradError`. `golden` and `twin` are imported on first use (`lossgrad.golden.l1_loss_backward(...)` works
-after a bare `import lossgrad`), so importing the package stays as cheap as importing the API.
+Public API (stable, see ../shared/DESIGN.md): one function per op (`lossgrad.<op name>`, made from the registry),
+`lossgrad.profile` (one call's output, tiling, counters and modelled time), `lossgrad.golden`, `lossgrad.twin`,
+`LossGradError`. `golden` and `twin` are imported on first use (`lossgrad.golden.l1_loss_backward(...)` works after a
+bare `import lossgrad`), so importing the package stays as cheap as importing the API.
 """
 from __future__ import annotations
 

@@ -227,7 +227,8 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     if fuzz_n is None and seed is not None:
         raise click.UsageError("--seed is the fuzz search's: give --fuzz N too")
     if fuzz_n is not None and (full or case_file):
-        raise click.UsageError(f"--fuzz draws its own calls: it does not combine with {'--full' if full else '--cases'}")
+        raise click.UsageError("--fuzz draws its own calls: it does not combine with "
+                               + ("--full" if full else "--cases"))
     if fuzz_n is not None:
         from .verify import fuzz
         if seed is None:
@@ -438,7 +439,8 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--time", "show_time", is_flag=True, help="The time model's cost parameters per SoC (source, confidence).")
+@click.option("--time", "show_time", is_flag=True,
+              help="The time model's cost parameters per SoC (source, confidence).")
 def socs(as_json: bool, show_time: bool) -> None:
     """The SoC table the tiling uses (each figure with its source and confidence)."""
     from .timing.params import params_for, params_record
@@ -508,7 +510,8 @@ def cache_clean() -> None:
 def _parse_shape_triple(text: str) -> "tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]":
     parts = [p for p in text.split(";")]
     if len(parts) != 3:
-        raise click.BadParameter(f"{text!r}: give the three shapes as 'GRAD;SELF;TARGET', e.g. '();(4096,1024);(1024,)'",
+        raise click.BadParameter(f"{text!r}: give the three shapes as 'GRAD;SELF;TARGET', "
+                                 "e.g. '();(4096,1024);(1024,)'",
                                  param_hint="--shapes")
     try:
         return tuple(parse_shape(p) for p in parts)  # type: ignore[return-value]
@@ -646,7 +649,8 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         for note in twin_bench.timing_notes(soc) if timing else ():
             click.echo(f"{soc}: note: {note}")
     for title, rows in sections.items():
-        click.echo(f"\n{title}:  ours | aclnn composition (BroadcastTo/Cast/ReduceSum passes + kernel, one launch each)")
+        click.echo(f"\n{title}:  ours | aclnn composition "
+                   "(BroadcastTo/Cast/ReduceSum passes + kernel, one launch each)")
         click.echo(f"{'op':<24}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
                    f"{'band us':>16}{'bound':>8}{'%roof':>11} |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'band us':>16}"
                    f"{'bound':>8}{'%roof':>11}{'launch':>7}{'speedup':>8}")

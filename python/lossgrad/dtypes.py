@@ -113,7 +113,8 @@ def promote(a: DType, b: DType) -> DType:
 
 
 def can_cast(src: DType, dst: DType) -> bool:
-    """aclnn's CanCast: floats never cast to integers or bool; integers cast to integers and floats; bool to anything."""
+    """aclnn's CanCast: floats never cast to integers or bool; integers cast to integers and floats; bool to
+    anything."""
     if src == DType.BOOL:
         return True
     if dst == DType.BOOL:

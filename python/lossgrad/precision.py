@@ -26,7 +26,8 @@ MAX_ABS_CAPS: dict[DType, float] = {DType.FLOAT32: 1e-2, DType.FLOAT16: 1e-1, DT
 # Small-value region of CANN's commercial standard (ops_semantics §6): where |golden| is below the bound, relative
 # error means nothing (float16/bfloat16 subnormals, one rounding step apart); such elements are judged by absolute
 # error against the threshold instead. Opt-in (`small_values=True`); `lossgrad verify` applies it.
-SMALL_VALUE_BOUND: dict[DType, float] = {DType.FLOAT32: 2.0 ** -14, DType.FLOAT16: 2.0 ** -11, DType.BFLOAT16: 2.0 ** -8}
+SMALL_VALUE_BOUND: dict[DType, float] = {DType.FLOAT32: 2.0 ** -14, DType.FLOAT16: 2.0 ** -11,
+                                         DType.BFLOAT16: 2.0 ** -8}
 SMALL_VALUE_ERROR: dict[DType, float] = {DType.FLOAT32: 2.0 ** -30, DType.FLOAT16: 2.0 ** -16,
                                          DType.BFLOAT16: 2.0 ** -16}
 MARE_FACTOR = 10.0

@@ -20,8 +20,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .opspec import (ALL_LINES, FLOAT_SUPPORT_BY_ARCH, MAX_RANK, AttrSpec, Buffer, Check, Divisor, EmptyRule,  # noqa: F401
-                     KernelIO, OpSpec, OutputShape, Promotion, Reduction, arch_dtypes, kernel_dtypes, promoted_dtype)
+from .opspec import (ALL_LINES, FLOAT_SUPPORT_BY_ARCH, MAX_RANK, AttrSpec, Buffer, Check,  # noqa: F401
+                     Divisor, EmptyRule, KernelIO, OpSpec, OutputShape, Promotion, Reduction, arch_dtypes,
+                     kernel_dtypes, promoted_dtype)
 
 OPS_PACKAGE = "lossgrad.ops"
 OPS_DIR = Path(__file__).resolve().parent / "ops"

@@ -300,6 +300,7 @@ def soc_record(soc: Soc) -> dict[str, Any]:
         "l2_bytes": fact(soc.l2_bytes), "memory_bytes": fact(soc.memory_bytes),
         "hbm_bandwidth": fact(soc.hbm_bandwidth), "clock_mhz": fact(soc.clock_mhz),
         "datacopy_pad": a.datacopy_pad, "bf16_io": a.bf16_io, "bf16_arith": a.bf16_arith,
-        "ub_bank_skew": fact(a.ub_bank_skew), "gm_row_align_bytes": fact(a.gm_row_align_bytes), "kernel_type": a.kernel_type, "overflow_mode": fact(a.overflow_mode),
+        "ub_bank_skew": fact(a.ub_bank_skew), "gm_row_align_bytes": fact(a.gm_row_align_bytes),
+        "kernel_type": a.kernel_type, "overflow_mode": fact(a.overflow_mode),
         "cpu_debug_series": a.cpu_debug_series, "aliases": list(aliases_of(soc.name)), "note": soc.note,
     }

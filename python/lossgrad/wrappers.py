@@ -23,7 +23,8 @@ _ATTR_TYPES = {"Float": float, "Bool": bool}
 
 def signature(op: OpSpec, keyword_only: Mapping[str, tuple[Any, Any]], returns: Any = Any,
               reduction_default: Any = "mean") -> inspect.Signature:
-    """The op's public signature: tensors, reduction, attributes, then `keyword_only` (name -> (default, annotation))."""
+    """The op's public signature: tensors, reduction, attributes, then `keyword_only` (name -> (default,
+    annotation))."""
     params = [inspect.Parameter(name, _POS, annotation=Any) for _, name in TENSOR_PARAMS]
     params.append(inspect.Parameter("reduction", _POS, default=reduction_default, annotation=Any))
     params += [inspect.Parameter(a.name, _POS, default=a.default, annotation=_ATTR_TYPES.get(a.kernel_type, Any))

@@ -202,7 +202,8 @@ def test_kernel_spec_runs_on_the_chosen_device(monkeypatch: pytest.MonkeyPatch, 
     from lossgrad.tiling import plan_call
 
     call = _call()
-    job = runner.KernelJob(call=call, variant=Variant(call.op, (DType.FLOAT32,) * 4, 0), inputs=(), tiling=plan_call(call))
+    job = runner.KernelJob(call=call, variant=Variant(call.op, (DType.FLOAT32,) * 4, 0), inputs=(),
+                           tiling=plan_call(call))
     built = runner.BuiltVariant(job.variant, "launch-legacy", "npu", tmp_path, None, tmp_path / "libk.so", "k_do")
     monkeypatch.setenv("LOSSGRAD_DEVICE_ID", "3")
     spec = runner.kernel_spec(job, built, tmp_path / "t.bin", [tmp_path / "a.bin"], tmp_path / "o.bin")

@@ -37,7 +37,8 @@ def test_the_limit_is_checked_before_anything_runs(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(memory, "available", lambda: (512 * 1024, "a test limit"))
     for run in (lambda: lossgrad.mse_loss_backward(g, s, t, reduction="none"),
                 lambda: lossgrad.profile("mse", g, s, t, "none")):
-        with pytest.raises(OutputTooLarge, match=r"takes 1\.0 MiB .* only 512\.0 KiB can be allocated \(a test limit\)"):
+        with pytest.raises(OutputTooLarge,
+                           match=r"takes 1\.0 MiB .* only 512\.0 KiB can be allocated \(a test limit\)"):
             run()
     monkeypatch.setattr(memory, "available", lambda: None)  # not knowable (not Linux): the call runs
     assert lossgrad.mse_loss_backward(g, s, t, reduction="none", soc="310P").shape == (512, 512)

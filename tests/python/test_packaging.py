@@ -55,3 +55,12 @@ def test_the_wheel_carries_the_project_sources_and_runs_without_the_checkout(tmp
     r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "op_host" in r.stdout
+
+
+def test_python_lines_fit_120_columns() -> None:
+    """The project's line limit (docs/contributing.md), for the package, the tests and the scripts."""
+    long = [f"{p.relative_to(CHECKOUT_ROOT)}:{i}: {len(line)} columns"
+            for top in ("python", "tests", "scripts") for p in sorted((CHECKOUT_ROOT / top).rglob("*.py"))
+            if "__pycache__" not in p.parts
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if len(line) > 120]
+    assert not long, "\n".join(long)

@@ -41,7 +41,8 @@ def test_zero_golden_uses_the_1e7_guard() -> None:
 
 
 @pytest.mark.parametrize("label, threshold", [("float32", 2.0 ** -13), ("float16", 2.0 ** -10),
-                                              ("bfloat16", 2.0 ** -7), ("bf16", 2.0 ** -7), (DType.BFLOAT16, 2.0 ** -7)])
+                                              ("bfloat16", 2.0 ** -7), ("bf16", 2.0 ** -7),
+                                              (DType.BFLOAT16, 2.0 ** -7)])
 def test_thresholds(label, threshold) -> None:
     assert compare(np.ones(1), np.ones(1), label).threshold == threshold
 

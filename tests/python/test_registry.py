@@ -268,7 +268,8 @@ def test_docs_semantics_table_matches_the_registry() -> None:
         [op.aclnn.removeprefix("aclnn") for op in OPS.values()]
     assert len(products) == len(batchmean) == len(out_dtypes) == len(OPS)
     for op, marks, coef, bm, out in zip(OPS.values(), products, coefficients, batchmean, out_dtypes):
-        assert marks.split() == ["✓" if op.docs_support[line] else "✗" for line in ("950", "A3", "A2", "310P", "910")]
+        lines = ("950", "A3", "A2", "310P", "910")
+        assert marks.split() == ["✓" if op.docs_support[line] else "✗" for line in lines]
         assert float(coef) == op.coefficient
         assert (bm == "rejected") == (Reduction.BATCHMEAN not in op.reductions), (op.name, bm)
         assert out == {"promoted": "promoted", "self": "s's"}[op.default_out_dtype], (op.name, out)

@@ -38,7 +38,8 @@ def test_reduce_max_index(arch: int) -> None:
 
 @pytest.mark.parametrize("arch", [2201, 2002])
 def test_reduce_max_tmp_too_small(arch: int) -> None:
-    with pytest.raises(KernelFault, match="sharedTmpBuffer has 32 bytes but a ReduceMax of 300 elements with index needs at least 64"):
+    with pytest.raises(KernelFault, match="sharedTmpBuffer has 32 bytes but a ReduceMax of 300 elements with index "
+                                          "needs at least 64"):
         _run(arch, 1, _data())
 
 

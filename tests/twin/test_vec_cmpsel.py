@@ -132,7 +132,8 @@ def test_level0_compare_partial_mask_faults():
     assert e.value.api == "Compare"
 
 
-@pytest.mark.parametrize("arch,mode", [(a, m) for a in (2201, 3510, 2002, 1001) for m in ((0,) if a == 1001 else (0, 1, 2))])
+@pytest.mark.parametrize("arch,mode", [(a, m) for a in (2201, 3510, 2002, 1001)
+                                       for m in ((0,) if a == 1001 else (0, 1, 2))])
 def test_level0_select(arch, mode):
     """Level-0 Select: mask filters lanes (masked-off dst lanes keep their value); mode 0 reuses the first bits."""
     rng = np.random.default_rng(6)

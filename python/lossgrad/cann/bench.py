@@ -7,8 +7,9 @@ runner runs under `msopprof simulator` (`msprof op simulator` on older toolkits)
 `npusim record --gen-report`; the simulator profilers write instruction traces, not OpBasicInfo.csv (which only the
 on-board profiler writes): OPPROF_*/simulator/trace.json with per-core files (asc-devkit docs/zh 调试调优/性能调优.md),
 npusim_*/report/results/kernel_*/core_*/trace_core<N>.json (ops-nn docs/zh/debug/op_debug_prof.md). The kernel time is
-the span of the traced events (simulated times are for reference only, per CANN's docs). Achieved bandwidth counts each byte the kernel must move once: the inputs it
-reads (KL never reads self's values) plus the output, against the SoC table's memory bandwidth.
+the span of the traced events (simulated times are for reference only, per CANN's docs). Achieved bandwidth counts each
+byte the kernel must move once: the inputs it reads (KL never reads self's values) plus the output, against the SoC
+table's memory bandwidth.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The kernel side of a build: lossgrad.codegen's sources, plus per-dtype wrappers for kernel-launch builds.
 
-lossgrad.codegen.render_sources writes ``<entry_name>.cpp`` per op (element types from CANN's DTYPE_<NAME> macros)
-and ``lossgrad_tiling_data.h`` into the project's ``op_kernel/``; one source serves every architecture (#if
-__NPU_ARCH__ inside). A custom-op package compiles each source once per dtype combination with those macros defined by CANN; a
+lossgrad.codegen.render_sources writes ``<entry_name>.cpp`` per op (element types from CANN's DTYPE_<NAME> macros) and
+``lossgrad_tiling_data.h`` into the project's ``op_kernel/``; one source serves every architecture (#if __NPU_ARCH__
+inside). A custom-op package compiles each source once per dtype combination with those macros defined by CANN; a
 kernel-launch build has nobody to define them, so each (op, dtype combination) gets a small wrapper that defines them
 and includes the op's source (one kernel per source file, as the launch flow requires).
 """

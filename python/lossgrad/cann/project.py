@@ -251,7 +251,8 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
                         "stops with 'Unsupported ASC architecture for simulator'); use --flow launch-legacy "
                         "--run-mode sim")
     if legacy and plan.run_mode == "sim" and t.npusim_supported:
-        raise PlanError(f"{t.soc_version}: the legacy flow's simulator build links tools/simulator/{t.soc_version}/lib, "
+        raise PlanError(f"{t.soc_version}: the legacy flow's simulator build links "
+                        f"tools/simulator/{t.soc_version}/lib, "
                         f"but CANN keeps the {t.npu_arch_flag} simulator under tools/simulator/dav_{t.npu_arch}; use "
                         "--flow launch-asc --run-mode sim (camodel), or --run-mode npu and run the board runner under "
                         "`npusim record` (cannsim in older toolkits)")

@@ -1,12 +1,12 @@
 """What every op's golden formulas share (lossgrad/ops/<name>/golden.py holds each op's own `f64` and `f32`).
 
-The contract of a formula: each function gets the three inputs already broadcast to the call's iteration space, all
-in the working float type (float64 for the reference mode, float32 for the dtype-faithful mode), and the reduction
-coefficient ``c`` in that type. The coefficient (numerator and divisor) comes from the validated Call; nothing here knows about reductions.
-The float32 variants evaluate in the operation order of aclnn's kernels so that float32 intermediate overflow and
-rounding are reproduced; with sat=True every arithmetic result is saturated as the device does (comparisons and
-selects move data only). A transcendental (exp, log) is taken in float64 and rounded once to float32: NumPy's
-float32 exp is not correctly rounded and varies with the CPU's SIMD dispatch (`exp_f32`).
+The contract of a formula: each function gets the three inputs already broadcast to the call's iteration space, all in
+the working float type (float64 for the reference mode, float32 for the dtype-faithful mode), and the reduction
+coefficient ``c`` in that type. The coefficient (numerator and divisor) comes from the validated Call; nothing here
+knows about reductions. The float32 variants evaluate in the operation order of aclnn's kernels so that float32
+intermediate overflow and rounding are reproduced; with sat=True every arithmetic result is saturated as the device does
+(comparisons and selects move data only). A transcendental (exp, log) is taken in float64 and rounded once to float32:
+NumPy's float32 exp is not correctly rounded and varies with the CPU's SIMD dispatch (`exp_f32`).
 """
 from __future__ import annotations
 

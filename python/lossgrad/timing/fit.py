@@ -295,7 +295,8 @@ def fit(groups: Sequence[str] = ("A2", "950", "910B3"), sweeps: int = 2,
     the residuals of every calibration figure are written last. Returns the file's content."""
     fz = Fitter(log)
     out: dict[str, Any] = {"groups": {}, "residuals": {},
-                           "note": "written by scripts/timing_fit.py (lossgrad.timing.fit); read by lossgrad.timing.params"}
+                           "note": "written by scripts/timing_fit.py (lossgrad.timing.fit); "
+                                   "read by lossgrad.timing.params"}
     # groups not refitted keep their values (A2's are used by 950 and 910B3)
     for g, vals in (fitted().get("groups", {}) if set(groups) != set(FIT_GROUPS) else {}).items():
         if g not in groups:

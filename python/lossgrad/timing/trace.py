@@ -22,7 +22,8 @@ def trace_document(timings: Sequence[tuple[str, Timing]]) -> dict[str, Any]:
             e["pid"] = pid_base + e["pid"]
             events.append(e)
         for c in range(cores):
-            events.append({"name": "process_name", "ph": "M", "pid": pid_base + c, "args": {"name": f"{label} core {c}"}})
+            events.append({"name": "process_name", "ph": "M", "pid": pid_base + c,
+                           "args": {"name": f"{label} core {c}"}})
         shift += t.total_us
         pid_base += cores
     return {"traceEvents": events, "displayTimeUnit": "ns"}

@@ -1,10 +1,9 @@
 """PyTorch integration (optional extra ``ascend-lossgrad[torch]``): custom operators and drop-in losses.
 
-``import lossgrad.torch`` registers ``torch.ops.lossgrad.<op name>`` for every op of the registry (aclnn semantics;
-CPU tensors run the real kernel on the twin, NPU tensors the installed custom-op package; fake kernels for tracing) and provides each op folder's drop-in loss
-(``lossgrad.torch.mse_loss``, ``MSELoss``, ...) with ``torch.nn.functional``'s signatures, whose backward runs those
-operators. ``import lossgrad`` never imports torch.
-See docs/torch.md.
+``import lossgrad.torch`` registers ``torch.ops.lossgrad.<op name>`` for every op of the registry (aclnn semantics; CPU
+tensors run the real kernel on the twin, NPU tensors the installed custom-op package; fake kernels for tracing) and
+provides each op folder's drop-in loss (``lossgrad.torch.mse_loss``, ``MSELoss``, ...) with ``torch.nn.functional``'s
+signatures, whose backward runs those operators. ``import lossgrad`` never imports torch. See docs/torch.md.
 """
 from __future__ import annotations
 

@@ -3,9 +3,9 @@
     report = lossgrad.twin.run_kernel(source, kernel_name, block_dim, args, soc="Ascend910B1")
 
 compiles `source` (an Ascend C kernel including "kernel_operator.h") with g++ against the twin headers for the SoC's
-architecture, runs `block_dim` simulated cores one at a time (switching in SyncAll), writes GM buffers back into
-the NumPy arrays, and returns a `Report` with per-core counters. Any violated rule raises `KernelFault` naming the core, API and rule; a
-kernel that does not compile for the architecture raises `TwinCompileError`. See docs/twin.md.
+architecture, runs `block_dim` simulated cores one at a time (switching in SyncAll), writes GM buffers back into the
+NumPy arrays, and returns a `Report` with per-core counters. Any violated rule raises `KernelFault` naming the core, API
+and rule; a kernel that does not compile for the architecture raises `TwinCompileError`. See docs/twin.md.
 """
 from __future__ import annotations
 

@@ -590,7 +590,8 @@ def bundle_source(kernels: Sequence[tuple[str, str]], nargs: int) -> str:
                       f"}}  // namespace twin_bundle_{i}\n")
     params = ", ".join(f"GM_ADDR a{i}" for i in range(nargs))
     args = ", ".join(f"a{i}" for i in range(nargs))
-    cases = "\n".join(f"    case {i}: twin_bundle_{i}::twin_bundle_{i}_entry({args}); break;" for i in range(len(kernels)))
+    cases = "\n".join(f"    case {i}: twin_bundle_{i}::twin_bundle_{i}_entry({args}); break;"
+                      for i in range(len(kernels)))
     return (
         "// A twin bundle: several kernels in one library (lossgrad.twin.build.bundle_source); do not edit.\n"
         + "\n".join(dict.fromkeys(includes)) + "\n\n" + "\n".join(bodies) + f"""

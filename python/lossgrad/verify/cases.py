@@ -387,7 +387,8 @@ def _case_from_row(row: dict[str, str]) -> Case:
                 values=_choice(row, "values", "uniform", VALUE_KINDS), seed=seed,
                 standard=_choice(row, "standard", "auto", STANDARDS),
                 reference=_choice(row, "reference", "auto", REFERENCES),
-                threshold_scale=scale, layouts=tuple(layouts), ub_budget=budget, fold_tiles=fold, id=(row.get("id") or "").strip())
+                threshold_scale=scale, layouts=tuple(layouts), ub_budget=budget, fold_tiles=fold,
+                id=(row.get("id") or "").strip())
     _check_call(case)
     return case
 

@@ -1,6 +1,6 @@
-"""PyTorch as an independent oracle of the golden model: each op's loss backward through torch's CPU autograd in
-float64 (its folder's test_facts.ORACLE), with the aclnn-vs-PyTorch differences handled explicitly (docs/semantics.md; the list is in
-tests/python/golden/test_golden_vs_torch.py's docstring). Written independently of `lossgrad.golden`.
+"""PyTorch as an independent oracle of the golden model: each op's loss backward through torch's CPU autograd in float64
+(its folder's test_facts.ORACLE), with the aclnn-vs-PyTorch differences handled explicitly (docs/semantics.md; the list
+is in tests/python/golden/test_golden_vs_torch.py's docstring). Written independently of `lossgrad.golden`.
 
 `lossgrad verify --fuzz` compares a sample of its calls' float64 golden with it when torch is installed;
 tests/python/golden compares the golden with it on generated cases. `import lossgrad` never imports torch: this
