@@ -31,3 +31,29 @@ MODELLED_GAPS = {
     ("Ascend950PR_9579", "target row-broadcast"):
         "950 soft margin row broadcast: busiest core 23.6 us of V beside 23.9 us of MTE2, body 1.34x the roofline",
 }
+
+
+# Modelled body against the same-shape body (tests/op_kernel/test_time_bounds.py: 1.25x at 4 Mi elements;
+# the causes, by SoC and pattern, are stated there): {(soc, dtype, pattern): measured}, 2026-11-27.
+TIME_GAPS = {
+    ('Ascend910A', 'float16', 'short rows, column-broadcast grad'):
+        'body 250.6 us against 48.6 us same-shape, 5.15x (V-bound)',
+    ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
+        'body 240.5 us against 58.8 us same-shape, 4.09x (V-bound)',
+    ('Ascend910B1', 'bfloat16', 'short rows, column-broadcast grad'):
+        'body 36.6 us against 16.4 us same-shape, 2.24x (MTE2-bound)',
+    ('Ascend910B1', 'float16', 'short rows, column-broadcast grad'):
+        'body 36.6 us against 16.4 us same-shape, 2.24x (MTE2-bound)',
+    ('Ascend910B1', 'float32', 'short rows, column-broadcast grad'):
+        'body 40.6 us against 31.6 us same-shape, 1.29x (MTE2-bound)',
+    ('Ascend910_9391', 'bfloat16', 'short rows, column-broadcast grad'):
+        'body 37.5 us against 16.5 us same-shape, 2.27x (MTE2-bound)',
+    ('Ascend910_9391', 'float16', 'short rows, column-broadcast grad'):
+        'body 37.5 us against 16.5 us same-shape, 2.27x (MTE2-bound)',
+    ('Ascend910_9391', 'float32', 'short rows, column-broadcast grad'):
+        'body 41.5 us against 31.6 us same-shape, 1.31x (MTE2-bound)',
+    ('Ascend950PR_9579', 'bfloat16', 'target row-broadcast'):
+        'body 41.3 us against 26.4 us same-shape, 1.56x (V-bound)',
+    ('Ascend950PR_9579', 'float16', 'target row-broadcast'):
+        'body 41.3 us against 26.4 us same-shape, 1.56x (V-bound)',
+}
