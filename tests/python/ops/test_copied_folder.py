@@ -1,6 +1,7 @@
 """Copying an op's folder under a new name, with the op's own names changed inside, gives a new working op and
 nothing else to edit (docs/contributing.md): the public function, the golden, the torch drop-in, `verify --op`,
-`gen --op-host` and the test collection, at the same breadth as the original's.
+`gen --op-host` and the test collection, at the same breadth as the original's; `python -m lossgrad.generated`
+regenerates the README table and the typing declarations.
 
 The copy lives in a temporary copy of the checkout (the user's tree is never touched); every check runs in a
 subprocess that imports the copied package."""
@@ -130,6 +131,13 @@ def test_the_copy_verifies_and_generates(copied_checkout: Path, tmp_path: Path) 
     custom = _rename(ORIGINAL.custom_op_type)
     snake = re.sub(r"(?<!^)(?=[A-Z])", "_", custom).lower()
     assert any(snake in n for n in names), sorted(names)
+    # the generated text (README's table, the typing declarations) is regenerated, not edited
+    assert _run(copied_checkout, "-m", "lossgrad.generated", "--check").returncode == 1
+    r = _run(copied_checkout, "-m", "lossgrad.generated")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert _rename(ORIGINAL.aclnn) in (copied_checkout / "README.md").read_text()
+    assert f"def {_rename(ORIGINAL.name)}(" in (copied_checkout / "python" / "lossgrad" / "api.py").read_text()
+    assert _run(copied_checkout, "-m", "lossgrad.generated", "--check").returncode == 0
 
 
 def test_the_copy_is_collected_as_widely_as_the_original(copied_checkout: Path) -> None:
