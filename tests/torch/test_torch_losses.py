@@ -202,3 +202,20 @@ def test_soc_in_effect_at_backward_time(monkeypatch: pytest.MonkeyPatch) -> None
     with lt.soc("Ascend910_9391"):
         loss.backward()
     assert seen == ["Ascend910B4", "Ascend910_9391"]
+
+
+def test_a_drop_in_named_like_another_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lossgrad.registry import OpFolderError
+
+    first, second = list(lt.DROP_INS)[:2]
+    monkeypatch.setitem(lt.DROP_INS, second, lt.DROP_INS[first])
+    with pytest.raises(OpFolderError, match="already exported by the op folder"):
+        lt._check_drop_in_names()
+
+
+def test_a_pointwise_drop_in_passes_only_attributes_torch_takes() -> None:
+    from lossgrad.torch.losses import pointwise_drop_in
+
+    op = next(o for o in OPS.values() if o.attrs)  # an op with an attribute, against a torch loss without it
+    with pytest.raises(TypeError, match="are not parameters of"):
+        pointwise_drop_in(op, lambda input, target, reduction="mean": input, torch.nn.L1Loss, "torch")
