@@ -92,6 +92,10 @@ def test_compilers_die_with_a_python_program_that_dies(tmp_path: Path, sig: int,
     proc = subprocess.Popen([sys.executable, "-c", RUN_TINY, str(src)], env=dict(os.environ, LOSSGRAD_CACHE=str(cache)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for_compiler(cache, proc)
+    # Kill once the compile has written something: on a loaded machine the compiler shows before its output.
+    deadline = time.monotonic() + 60
+    while not _temporaries(cache) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     proc.send_signal(sig)
     proc.communicate(timeout=30)
     assert _gone(cache) == []

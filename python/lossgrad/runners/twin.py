@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from ..validation import Call
 from .kernel_args import kernel_view, prepare
 
 __all__ = ["TwinRun", "run_twin", "device_allocation", "check_padding", "PADDING", "kernel_view", "default_auto_sync",
-           "AUTO_SYNC_ENV", "use_bundle", "clear_bundles"]
+           "AUTO_SYNC_ENV", "use_bundle", "clear_bundles", "registered_bundles", "restore_bundles"]
 
 UNWRITTEN = 0xFF  # output bytes start as NaN patterns, so an element the kernel never writes cannot pass
 PADDING = 0xA5  # the allocation's bytes past the output (device_allocation): any change is a fault
@@ -139,3 +139,14 @@ def use_bundle(source: Path, kernels: Sequence[tuple[str, Mapping[str, DType]]],
 
 def clear_bundles() -> None:
     _bundles.clear()
+
+
+def registered_bundles() -> dict[tuple[str, str, tuple[DType, ...]], Any]:
+    """A copy of the registrations, for restore_bundles."""
+    return dict(_bundles)
+
+
+def restore_bundles(saved: dict[tuple[str, str, tuple[DType, ...]], Any]) -> None:
+    """The registrations as registered_bundles saw them (verify's in-process runs register their libraries)."""
+    _bundles.clear()
+    _bundles.update(saved)

@@ -277,10 +277,14 @@ def run_cases(cases: Iterable[Case], backend: str = "twin", jobs: int = 2,
     with done=0 and after every finished case; `notes(line)` receives what the run is doing meanwhile (building the
     kernel libraries). KeyboardInterrupt, and SIGTERM as Terminated, stop the run within a fraction of a second and
     are re-raised. `oracle(case)`: whether that case also compares its float64 golden with PyTorch (run_case)."""
+    from ..runners.twin import registered_bundles, restore_bundles
+
     _, previous = _catch_sigterm()  # from the start: the bundle sources are written before the pool forks
+    bundles = registered_bundles()  # this run's libraries serve this run only, also in this process (-j 1)
     try:
         return _run_cases(cases, backend, jobs, progress, notes, oracle)
     finally:
+        restore_bundles(bundles)
         for sig, handler in previous.items():  # None: a handler not set from Python, i.e. the default
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 

@@ -193,3 +193,17 @@ def test_a_long_twin_launch_is_announced(monkeypatch: pytest.MonkeyPatch) -> Non
     assert err.getvalue() == ""
     assert twin._launch(Launch(0.3), what="mse on Ascend310P3, 8 cores") == 0
     assert err.getvalue() == "lossgrad: running mse on Ascend310P3, 8 cores...\n"
+
+
+def test_an_in_process_verify_run_leaves_no_bundle_registered() -> None:
+    """verify -j 1 runs its cases in this process and registers its libraries here: they must not outlive the run
+    (a later run_twin of one of their kernels would launch it from the bundle; found by tests sharing a worker)."""
+    from lossgrad.registry import OPS
+    from lossgrad.verify.run import run_cases
+
+    op = next(iter(OPS))
+    before = twin_runner.registered_bundles()
+    results = run_cases([Case(op=op, soc="Ascend310P3", shapes=((3, 5), (3, 5), (5,)), dtypes=("float32",) * 4,
+                              reduction="sum")], jobs=1)
+    assert len(results) == 1 and not results[0].failed
+    assert twin_runner.registered_bundles() == before
