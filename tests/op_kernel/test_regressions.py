@@ -4,8 +4,9 @@ regressions.csv is a case table (`lossgrad verify --cases tests/op_kernel/regres
 table (rank 5-8 broadcasts whose tiles spanned runs of the row dim where the output's rows do not follow one stride:
 cross-core write races, a GM out-of-bounds write, unwritten NaN output; ops-nn's KlDivLossGrad TTK cases among
 them) and the fuzz search's first finds (a whole-row load that outgrew a KL tile's pitch; NaN from the Kahan
-compensation of an Inf sum; a saturated 310P sum compensated to 0). Each row names the SoC it was found on; it runs
-on all of them. The long KL reduction with an Inf (issue 22) is its own test below.
+compensation of an Inf sum; a saturated 310P sum compensated to 0), and the 20,000-per-SoC soak's find (a KL
+reduction piece that starts mid-row, whose view of the whole loaded row read unwritten lanes past the built rows).
+Each row names the SoC it was found on; it runs on all of them. The long KL reduction with an Inf (issue 22) is its own test below.
 """
 from __future__ import annotations
 
