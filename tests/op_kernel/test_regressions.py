@@ -6,7 +6,8 @@ cross-core write races, a GM out-of-bounds write, unwritten NaN output; ops-nn's
 them) and the fuzz search's first finds (a whole-row load that outgrew a KL tile's pitch; NaN from the Kahan
 compensation of an Inf sum; a saturated 310P sum compensated to 0), and the 20,000-per-SoC soak's find (a KL
 reduction piece that starts mid-row, whose view of the whole loaded row read unwritten lanes past the built rows).
-Each row names the SoC it was found on; it runs on all of them. The long KL reduction with an Inf (issue 22) is its own test below.
+Each row names the SoC it was found on; it runs on all of them. The long KL reduction with an Inf (issue 22) is its
+own test below.
 """
 from __future__ import annotations
 
