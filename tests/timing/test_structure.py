@@ -64,6 +64,7 @@ def test_one_core_one_tile_is_latency_bound_by_its_copies(soc: str) -> None:
     # time is copy latency.
     init_us = base.core_init_cycles.value / (base.clock_ghz.value * 1e3)
     assert latency_part > 0.5 * (t.span_us - init_us), (t.span_us, init_us, latency_part)
+    assert t.core_init_us == pytest.approx(init_us) and t.body_us == pytest.approx(max(t.core_us) - init_us)
 
 
 def _last_events(prof):

@@ -76,6 +76,7 @@ class Timing:
     l2_hit_bytes: int = 0                     # bytes read from L2
     l2_absorbed_bytes: int = 0                # bytes written that stayed in L2
     hbm_bytes: int = 0                        # bytes read from or written to HBM
+    core_init_us: float = 0.0                 # each core's scalar set-up (core_init_cycles), inside its core_us
     _spans: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -87,6 +88,12 @@ class Timing:
     def span_us(self) -> float:
         """From the first core's start to the last completion (what a simulator times)."""
         return self.pipe_us
+
+    @property
+    def body_us(self) -> float:
+        """The busiest core from its start to its last data without its scalar set-up: what a call's data costs,
+        without the fixed costs of every launch (head, tail, skewed starts, set-up)."""
+        return max(self.core_us) - self.core_init_us if self.core_us else 0.0
 
     @property
     def aiv_us(self) -> float:
@@ -820,7 +827,7 @@ def replay(log: EventLog, params: TimeParams, *, soc: "str | Soc | None" = None,
                   notes=tuple(dict.fromkeys(notes + ([band_note] if band_note else []))),
                   roofline_bytes=roofline_bytes, events=log.counts(), core_us=core_us, regime=regime,
                   stream_share=share, band=band, band_note=band_note, l2=l2, l2_hit_bytes=hit_bytes,
-                  l2_absorbed_bytes=abs_bytes, hbm_bytes=int(c_bytes.sum()) - hit_bytes - abs_bytes,
+                  l2_absorbed_bytes=abs_bytes, hbm_bytes=int(c_bytes.sum()) - hit_bytes - abs_bytes, core_init_us=init,
                   _spans=_Spans(log, core_of, rec_of, pipe_of, start, end, factor_of, exposed_n, res["pool"]))
 
 
