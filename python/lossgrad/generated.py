@@ -142,24 +142,25 @@ def _root() -> Path:
     return CHECKOUT_ROOT
 
 
-def _torch_installed() -> bool:
-    import importlib.util
-    return importlib.util.find_spec("torch") is not None
-
-
 def blocks() -> tuple[Block, ...]:
     """The blocks this installation can render (lossgrad.torch's needs torch)."""
-    return tuple(b for b in BLOCKS if b.render is not torch_declarations or _torch_installed())
+    from .verify.oracle import torch_available
+    return tuple(b for b in BLOCKS if b.render is not torch_declarations or torch_available())
+
+
+def _renders() -> list[tuple[Block, Path, str, str]]:
+    """Each renderable block's file, its text and its text with the block rendered afresh."""
+    out = []
+    for b in blocks():
+        path = _root() / b.path
+        text = path.read_text()
+        out.append((b, path, text, with_block(text, b, b.render())))
+    return out
 
 
 def stale() -> list[str]:
     """The blocks whose text differs from what the registry renders."""
-    out = []
-    for b in blocks():
-        text = (_root() / b.path).read_text()
-        if with_block(text, b, b.render()) != text:
-            out.append(b.path)
-    return out
+    return [b.path for b, _, text, new in _renders() if new != text]
 
 
 def main(argv: list[str]) -> int:
@@ -171,10 +172,7 @@ def main(argv: list[str]) -> int:
         for path in out_of_date:
             print(f"{path}: a generated block is out of date; run python -m lossgrad.generated", file=sys.stderr)
         return 1 if out_of_date else 0
-    for b in blocks():
-        path = _root() / b.path
-        text = path.read_text()
-        new = with_block(text, b, b.render())
+    for b, path, text, new in _renders():
         if new != text:
             path.write_text(new)
             print(f"updated {b.path}")

@@ -18,7 +18,7 @@ _KW = inspect.Parameter.KEYWORD_ONLY
 
 # The Python names of the kernel roles, in aclnn's positional order.
 TENSOR_PARAMS = (("grad", "grad_output"), ("self", "self"), ("target", "target"))
-_ATTR_TYPES = {"Float": float, "Bool": bool}
+ATTR_TYPES: dict[str, type] = {"Float": float, "Bool": bool}  # an attribute's kernel type -> its Python type
 
 
 def signature(op: OpSpec, keyword_only: Mapping[str, tuple[Any, Any]], returns: Any = Any,
@@ -27,7 +27,7 @@ def signature(op: OpSpec, keyword_only: Mapping[str, tuple[Any, Any]], returns: 
     annotation))."""
     params = [inspect.Parameter(name, _POS, annotation=Any) for _, name in TENSOR_PARAMS]
     params.append(inspect.Parameter("reduction", _POS, default=reduction_default, annotation=Any))
-    params += [inspect.Parameter(a.name, _POS, default=a.default, annotation=_ATTR_TYPES.get(a.kernel_type, Any))
+    params += [inspect.Parameter(a.name, _POS, default=a.default, annotation=ATTR_TYPES.get(a.kernel_type, Any))
                for a in op.attrs]
     params += [inspect.Parameter(name, _KW, default=default, annotation=ann)
                for name, (default, ann) in keyword_only.items()]

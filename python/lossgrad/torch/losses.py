@@ -33,6 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn import _reduction as _legacy
 
+from ..wrappers import ATTR_TYPES
+
 if TYPE_CHECKING:
     from ..opspec import OpSpec
 
@@ -115,9 +117,6 @@ class DropIn:
     torch_module: type
 
 
-_ATTR_CASTS: dict[str, Callable[[Any], Any]] = {"Float": float, "Bool": bool}
-
-
 def pointwise_drop_in(op: "OpSpec", functional: Callable[..., torch.Tensor], module: type,
                       target_grad: str) -> DropIn:
     """The drop-in of a pointwise loss(input, target) (`Pointwise`): a function with `functional`'s own signature
@@ -143,7 +142,7 @@ def pointwise_drop_in(op: "OpSpec", functional: Callable[..., torch.Tensor], mod
         bound.apply_defaults()
         given = bound.arguments
         reduction = legacy_reduction(given["size_average"], given["reduce"], given["reduction"])
-        values = tuple(_ATTR_CASTS.get(a.kernel_type, lambda v: v)(given[a.name]) for a in attrs)
+        values = tuple(ATTR_TYPES.get(a.kernel_type, lambda v: v)(given[a.name]) for a in attrs)
         input, target = given["input"], given["target"]
         if has_weight and given["weight"] is not None:
             return weighted(Pointwise.apply(input, target, op.name, forward, target_grad, "none", *values),
