@@ -213,7 +213,7 @@ class OpSpec:
 # bufMask bits, decided by the tiling per launch (lossgrad.tiling.ub_plan explains the plan).
 MASK_WORK = {"grad": 0, "self": 1, "target": 2}   # fp32 work/resident buffer of an input
 MASK_ACC = 6                                       # KL reduction accumulator
-MASK_CONST = 7                                     # Atlas 910 compare-based ops: a constant zero tensor
+MASK_CONST = 7                                     # Atlas 910 sign/clamp ops: a constant tensor of 1.0
 MASK_RESULT = 8                                    # float result buffer (the output dtype is not float)
 MASK_REPEAT = {"grad": 9, "self": 10, "target": 11}  # keep a streamed tile resident: the next tiles repeat it
 

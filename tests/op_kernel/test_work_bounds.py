@@ -136,7 +136,7 @@ def test_aligned_rows_are_one_strided_copy_on_310p() -> None:
     assert got["dma"] <= same["dma"]
 
 
-# the compare/select ops: their bodies need Select's constant zero tensor on Atlas 910 (a MASK_CONST scratch)
+# the compare/select ops: on Atlas 910 their sign and clamp need a constant tensor of 1.0 (a MASK_CONST scratch)
 COMPARE_SELECT = [n for n, op in OPS.items() if any(b.when == MASK_CONST for b in scratch(op))]
 
 

@@ -45,5 +45,6 @@ SCRATCH = (
     mask("maskA_", SCRATCH_PHASE),
     mask("maskB_", RESULT_PHASE),
     scratch("tmpA_", SCRATCH_PHASE, "selected values"),
-    scratch("zeros_", None, "constant 0.0 (Select mode 0 needs a tensor)", when=MASK_CONST),
+    scratch("ones_", None, "constant 1.0 (Atlas 910: NegSign clamps with Min against a tensor)",
+            when=MASK_CONST),
 )

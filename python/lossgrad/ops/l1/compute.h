@@ -35,11 +35,11 @@
                                 const LocalTensor<float>& tmp, uint32_t n) {
         LocalTensor<uint8_t> gt = maskA_.Get<uint8_t>();
         LocalTensor<uint8_t> lt = maskB_.Get<uint8_t>();
-        CompareTT(gt, a, b, CMPMODE::GT, n);
-        CompareTT(lt, a, b, CMPMODE::LT, n);
+        Compare(gt, a, b, CMPMODE::GT, n);
+        Compare(lt, a, b, CMPMODE::LT, n);
         VBarrier();
-        Indicator(r, gt, LocalTensor<float>(), n);
-        Indicator(tmp, lt, LocalTensor<float>(), n);
+        Indicator(r, gt, n);
+        Indicator(tmp, lt, n);
         VBarrier();
         Sub(r, r, tmp, n);
     }

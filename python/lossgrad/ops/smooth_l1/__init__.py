@@ -48,5 +48,6 @@ SCRATCH = (
     mask("maskB_", RESULT_PHASE),
     scratch("tmpA_", RESULT_PHASE, "x = self - target"),
     scratch("tmpB_", SCRATCH_PHASE, "the linear branch x / beta"),
-    scratch("zeros_", None, "constant 0.0 (Select mode 0 needs a tensor)", when=MASK_CONST),
+    scratch("ones_", None, "constant 1.0 (Atlas 910: NegSign and ClampUnit clamp with Min against a tensor)",
+            when=MASK_CONST),
 )

@@ -18,11 +18,11 @@
 #else
             LocalTensor<uint8_t> pos = maskA_.Get<uint8_t>();
             LocalTensor<uint8_t> neg = maskB_.Get<uint8_t>();
-            CompareTS(pos, d, 0.0f, CMPMODE::GT, n, r);
-            CompareTS(neg, d, 0.0f, CMPMODE::LT, n, r);
+            Compares(pos, d, 0.0f, CMPMODE::GT, n);
+            Compares(neg, d, 0.0f, CMPMODE::LT, n);
             VBarrier();
-            Indicator(r, pos, LocalTensor<float>(), n);
-            Indicator(lin, neg, LocalTensor<float>(), n);
+            Indicator(r, pos, n);
+            Indicator(lin, neg, n);
             VBarrier();
             Sub(r, r, lin, n);
 #endif
