@@ -95,6 +95,23 @@ class KernelIO:
     role: str  # "grad" | "self" | "target"
 
 
+@dataclass(frozen=True)
+class TensorInput:
+    """One tensor input of the op, as its aclnn API takes it (OpSpec.inputs lists them in aclnn's argument order).
+    Everything the layers need to know about an input is stated here once: its aclnn name, the role the kernel and
+    the golden know it by, its kernel proto name and position, and what aclnn's op_api does with it."""
+
+    aclnn: str                       # aclnn parameter name ("gradOutput")
+    role: str                        # "grad" | "self" | "target": the name the kernel body, tiling and golden use
+    proto: str                       # the kernel's (OpDef) input name
+    kernel_index: int                # position among the kernel's inputs (the OpDef Input() order)
+    rank_checked: bool = True        # aclnn's rank <= 8 check covers it
+    aclnn_broadcast: bool = False    # aclnn's op_api materialises it with BroadcastTo before its kernel
+    values_read: bool = True         # the kernel reads its values (False: only its shape matters, KL's self)
+    optional: bool = False           # aclnn accepts a null tensor here
+    absent: str = ""                 # what an absent optional input means (e.g. "a factor of 1: skipped")
+
+
 MAX_RANK = 8
 
 FLOAT_SUPPORT_BY_ARCH: dict[int, tuple[DType, ...]] = {
@@ -134,8 +151,9 @@ def kernel_dtypes(dtypes: Mapping[str, DType], out: DType) -> dict[str, DType]:
 class OpSpec:
     name: str                           # Python API name (lossgrad.<name>, lossgrad.golden.<name>)
     aclnn: str                          # aclnn API name
-    aclnn_params: tuple[str, ...]       # aclnn GetWorkspaceSize parameters before workspaceSize/executor
+    inputs: tuple[TensorInput, ...]     # the tensor inputs, in aclnn's argument order
     output_param: str                   # the output tensor's aclnn name
+    out_rank_checked: bool              # aclnn's rank check covers the output too
     attrs: tuple[AttrSpec, ...]         # scalar attributes after `reduction`
     reductions: tuple[Reduction, ...]   # values the op accepts
     reduction_validated: bool           # False: aclnn maps out-of-range values to "none" (KL)
@@ -147,22 +165,52 @@ class OpSpec:
     default_out_dtype: str              # "promoted" | "self"
     empty_rule: EmptyRule
     checks: tuple[Check, ...]           # aclnn's validation order
-    rank_checked: tuple[str, ...]       # tensors the rank check covers
     dtype_support: dict[int, tuple[DType, ...]]  # dtypes aclnn's validation accepts, by NpuArch
     docs_support: dict[str, bool]       # product lines the aclnn doc lists
     ours_support: dict[str, bool]       # product lines this project ships kernels for
     cann_op_type: str                   # CANN's built-in kernel op type (facts, docs)
     custom_op_type: str                 # our custom-op type (OpDef class, aclnn<custom_op_type> API)
-    kernel_inputs: tuple[KernelIO, ...] # kernel input order
     kernel_output: str                  # kernel output proto name
-    kernel_reads_self: bool             # KL reads only self's shape, never its values
-    aclnn_broadcasts: tuple[str, ...]   # inputs aclnn's op_api materialises with BroadcastTo before its kernel
     aclnn_compute: str                  # dtype aclnn's op_api casts the inputs to: "promoted" | "self" |
                                         # "float32_unless_all_float16"
     formula: str
     sources: tuple[str, ...] = field(default_factory=tuple)
     order: int = 1000                   # position among the ops (registry.OPS, the C++ OpId, tables), then by name
     template: str = ""                  # the short name: the op's folder under lossgrad/ops (set by discovery)
+
+    @property
+    def aclnn_params(self) -> tuple[str, ...]:
+        """aclnn's GetWorkspaceSize parameters before workspaceSize/executor: the tensors, reduction, the
+        attributes, the output."""
+        return (tuple(i.aclnn for i in self.inputs) + ("reduction",) + tuple(a.aclnn_name for a in self.attrs)
+                + (self.output_param,))
+
+    @property
+    def kernel_inputs(self) -> tuple[KernelIO, ...]:
+        """The kernel's inputs in its parameter (OpDef Input()) order."""
+        return tuple(KernelIO(i.proto, i.role) for i in sorted(self.inputs, key=lambda i: i.kernel_index))
+
+    @property
+    def rank_checked(self) -> tuple[str, ...]:
+        """The aclnn names of the tensors aclnn's rank check covers."""
+        return tuple(i.aclnn for i in self.inputs if i.rank_checked) + ((self.output_param,) if self.out_rank_checked
+                                                                         else ())
+
+    @property
+    def aclnn_broadcasts(self) -> tuple[str, ...]:
+        """The roles of the inputs aclnn's op_api materialises with BroadcastTo before its kernel."""
+        return tuple(i.role for i in self.inputs if i.aclnn_broadcast)
+
+    @property
+    def kernel_reads_self(self) -> bool:
+        """Whether the kernel reads self's values (KL reads only its shape)."""
+        return self.input("self").values_read
+
+    def input(self, role: str) -> TensorInput:
+        for i in self.inputs:
+            if i.role == role:
+                return i
+        raise KeyError(f"{self.name} has no {role!r} input (its inputs: {[i.role for i in self.inputs]})")
 
     @property
     def entry_name(self) -> str:

@@ -328,7 +328,7 @@ def validate(op: "str | OpSpec", grad_output: Any, self_: Any, target: Any, redu
     """Validate an invocation exactly as the op's aclnn first stage does; return the normalised Call."""
     spec = get_op(op)
     soc_ = get_soc(soc)
-    names = dict(zip(("grad", "self", "target"), spec.aclnn_params[:3]))
+    names = {i.role: i.aclnn for i in spec.inputs}
     values = {"grad": grad_output, "self": self_, "target": target}
     missing = [names[r] for r, v in values.items() if v is None]
     if missing:

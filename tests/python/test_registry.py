@@ -9,6 +9,7 @@ signatures and the spec's quick-comparison table (ops_semantics §7).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import re
 from pathlib import Path
@@ -18,8 +19,8 @@ import pytest
 import lossgrad.golden as golden
 from lossgrad import socs
 from lossgrad.dtypes import KERNEL_DTYPES, DType
-from lossgrad.registry import (ALL_LINES, OPS, Check, Divisor, EmptyRule, OutputShape, Promotion, Reduction,
-                               get_op)
+from lossgrad.registry import (ALL_LINES, KERNEL_ROLES, OPS, Check, Divisor, EmptyRule, OpFolderError, OpSpec,
+                               OutputShape, Promotion, Reduction, _check_inputs, get_op)
 
 PACKAGE = Path(golden.__file__).resolve().parents[1]
 REGISTRY = PACKAGE / "registry.py"
@@ -184,6 +185,40 @@ def test_aclnn_parameter_order(op) -> None:
     assert p[4:-1] == tuple(a.aclnn_name for a in op.attrs)
     assert p[-1] == op.output_param and op.output_param in ("gradInput", "out")
     assert set(op.rank_checked) <= set(p[:3]) | {op.output_param}
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
+def test_inputs_declare_each_kernel_input_once(op) -> None:
+    # the kernel's order comes from the declaration: positions 0..n-1, protos unique, every role once
+    assert [io.proto for io in op.kernel_inputs] == [
+        i.proto for i in sorted(op.inputs, key=lambda i: i.kernel_index)]
+    assert len({io.proto for io in op.kernel_inputs}) == len(op.inputs)
+    assert sorted(io.role for io in op.kernel_inputs) == sorted(KERNEL_ROLES)
+    assert op.aclnn_broadcasts == tuple(i.role for i in op.inputs if i.aclnn_broadcast)
+    assert op.kernel_reads_self == op.input("self").values_read
+
+
+def _declaring(op, **changes) -> OpSpec:
+    return dataclasses.replace(op, **changes)
+
+
+@pytest.mark.parametrize("inputs, message", [
+    (lambda ins: ins[:2], "must declare the roles grad, self, target once each"),
+    (lambda ins: ins + (dataclasses.replace(ins[0], role="weight", kernel_index=3),), "once each"),
+    (lambda ins: (dataclasses.replace(ins[0], kernel_index=1),) + ins[1:], "kernel_index values must be 0..2"),
+    (lambda ins: (dataclasses.replace(ins[0], optional=True),) + ins[1:], "optional inputs"),
+])
+def test_an_input_declaration_the_kernels_cannot_serve_is_an_op_folder_error(inputs, message) -> None:
+    op = next(iter(OPS.values()))
+    with pytest.raises(OpFolderError, match=message) as err:
+        _check_inputs(op.template, _declaring(op, inputs=inputs(op.inputs)))
+    assert f"python/lossgrad/ops/{op.template}/: __init__.py" in str(err.value)
+
+
+def test_an_unknown_role_is_named() -> None:
+    op = next(iter(OPS.values()))
+    with pytest.raises(KeyError, match="has no 'weight' input"):
+        op.input("weight")
 
 
 @pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))

@@ -5,14 +5,20 @@ the PyTorch facts (torch_facts.py) and the test facts (test_facts.py). See docs/
 """
 from __future__ import annotations
 
-from ...opspec import (ALL_LINES, AttrSpec, Check, Divisor, EmptyRule, FLOAT_SUPPORT_BY_ARCH, KernelIO, OutputShape,
-                       Promotion, Reduction, OpSpec, MASK_CONST, RESULT_PHASE, SCRATCH_PHASE, mask, scratch)
+from ...opspec import (ALL_LINES, AttrSpec, Check, Divisor, EmptyRule, FLOAT_SUPPORT_BY_ARCH, OutputShape,
+                       Promotion, Reduction, OpSpec, TensorInput, MASK_CONST, RESULT_PHASE, SCRATCH_PHASE, mask,
+                       scratch)
 
 SPEC = OpSpec(
     name="smooth_l1_loss_backward",
     aclnn="aclnnSmoothL1LossBackward",
-    aclnn_params=("gradOut", "self", "target", "reduction", "beta", "gradInput"),
+    inputs=(  # §3.3: the kernel broadcasts internally
+        TensorInput("gradOut", "grad", proto="dout", kernel_index=2),
+        TensorInput("self", "self", proto="predict", kernel_index=0),
+        TensorInput("target", "target", proto="label", kernel_index=1),
+    ),
     output_param="gradInput",
+    out_rank_checked=False,
     attrs=(AttrSpec("beta", "beta", "float", "sigma", "Float", 1.0, minimum=0.0),),
     reductions=(Reduction.NONE, Reduction.MEAN, Reduction.SUM),
     reduction_validated=True,
@@ -25,16 +31,12 @@ SPEC = OpSpec(
     empty_rule=EmptyRule.ANY_INPUT,
     checks=(Check.NULL, Check.EACH_SUPPORTED, Check.RANK, Check.REDUCTION, Check.BETA, Check.PROMOTE,
             Check.BROADCAST_ALL, Check.KERNEL_DTYPES),
-    rank_checked=("gradOut", "self", "target"),
     dtype_support=FLOAT_SUPPORT_BY_ARCH,
     docs_support={"950": True, "A3": True, "A2": True, "310P": True, "910": True},
     ours_support={line: True for line in ALL_LINES},
     cann_op_type="SmoothL1LossGradV2",
     custom_op_type="SmoothL1LossGradCustom",
-    kernel_inputs=(KernelIO("predict", "self"), KernelIO("label", "target"), KernelIO("dout", "grad")),
     kernel_output="gradient",
-    kernel_reads_self=True,
-        aclnn_broadcasts=(),  # §3.3
     aclnn_compute="promoted",
     formula=("gradInput = f(self - target) * gradOut * c;  f(x) = -1 (x < -beta), +1 (x > beta), x/beta otherwise; "
              "beta == 0: f = sign with sign(0) = sign(NaN) = 0 (exactly L1);  c = 1/N (mean) else 1"),
