@@ -18,13 +18,13 @@ import jinja2
 
 from .dtypes import DType
 from .project_files import project_root
-from .registry import OPS_DIR, OpSpec, OutputShape, get_op
+from .registry import INPUT_ROLES, OPS_DIR, OpSpec, OutputShape, get_op
 from .socs import ARCHS
 from .tiling import KEY_GRAD_SCALAR, KEY_KL_REDUCE
 from .tiling import data as tiling_data
 from .tiling import ub_plan as buffer_plan
 
-ROLES = ("grad", "self", "target", "out")
+ROLES = INPUT_ROLES + ("out",)
 TILING_HEADER = "lossgrad_tiling_data.h"
 # The tile walk (plain C++): rendered into every kernel, and beside them for the package's tiling core, whose plan
 # check walks the same tiles (op_host/tiling_core/lossgrad_plan_check.cpp includes ../../op_kernel/tile_walk.h).

@@ -95,6 +95,11 @@ class KernelIO:
     role: str  # "grad" | "self" | "target"
 
 
+# The input roles the kernel machinery serves today: the kernel class, the tiling struct and the C++ tiling core take
+# exactly these three, always present, in this order (the C++ per-input arrays are indexed by it).
+INPUT_ROLES = ("grad", "self", "target")
+
+
 @dataclass(frozen=True)
 class TensorInput:
     """One tensor input of the op, as its aclnn API takes it (OpSpec.inputs lists them in aclnn's argument order).

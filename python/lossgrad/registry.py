@@ -21,8 +21,8 @@ from types import ModuleType
 from typing import Any
 
 from .opspec import (ALL_LINES, FLOAT_SUPPORT_BY_ARCH, MAX_RANK, AttrSpec, Buffer, Check,  # noqa: F401
-                     Divisor, EmptyRule, KernelIO, OpSpec, OutputShape, Promotion, Reduction, TensorInput,
-                     arch_dtypes, kernel_dtypes, promoted_dtype)
+                     Divisor, EmptyRule, INPUT_ROLES, KernelIO, OpSpec, OutputShape, Promotion, Reduction,
+                     TensorInput, arch_dtypes, kernel_dtypes, promoted_dtype)
 
 OPS_PACKAGE = "lossgrad.ops"
 OPS_DIR = Path(__file__).resolve().parent / "ops"
@@ -75,16 +75,11 @@ def _discover() -> tuple[dict[str, OpSpec], dict[str, tuple[Any, ...]]]:
     return ops, {spec.name: scratch for spec, scratch in found}
 
 
-# The input roles the kernel machinery serves today: the kernel class, the tiling struct and the C++ tiling core take
-# exactly these three, always present (docs/contributing.md, "Inputs").
-KERNEL_ROLES = ("grad", "self", "target")
-
-
 def _check_inputs(folder: str, spec: OpSpec) -> None:
     """SPEC.inputs must name each kernel role once, at distinct kernel positions 0..n-1."""
     roles = [i.role for i in spec.inputs]
-    if sorted(roles) != sorted(KERNEL_ROLES):
-        raise _missing(folder, "__init__.py", f"SPEC.inputs must declare the roles {', '.join(KERNEL_ROLES)} once "
+    if sorted(roles) != sorted(INPUT_ROLES):
+        raise _missing(folder, "__init__.py", f"SPEC.inputs must declare the roles {', '.join(INPUT_ROLES)} once "
                                               f"each, got {roles} (the kernels serve these three)")
     if sorted(i.kernel_index for i in spec.inputs) != list(range(len(spec.inputs))):
         raise _missing(folder, "__init__.py", "SPEC.inputs' kernel_index values must be 0.."

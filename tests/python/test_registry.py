@@ -19,7 +19,7 @@ import pytest
 import lossgrad.golden as golden
 from lossgrad import socs
 from lossgrad.dtypes import KERNEL_DTYPES, DType
-from lossgrad.registry import (ALL_LINES, KERNEL_ROLES, OPS, Check, Divisor, EmptyRule, OpFolderError, OpSpec,
+from lossgrad.registry import (ALL_LINES, INPUT_ROLES, OPS, Check, Divisor, EmptyRule, OpFolderError, OpSpec,
                                OutputShape, Promotion, Reduction, _check_inputs, get_op)
 
 PACKAGE = Path(golden.__file__).resolve().parents[1]
@@ -193,7 +193,7 @@ def test_inputs_declare_each_kernel_input_once(op) -> None:
     assert [io.proto for io in op.kernel_inputs] == [
         i.proto for i in sorted(op.inputs, key=lambda i: i.kernel_index)]
     assert len({io.proto for io in op.kernel_inputs}) == len(op.inputs)
-    assert sorted(io.role for io in op.kernel_inputs) == sorted(KERNEL_ROLES)
+    assert sorted(io.role for io in op.kernel_inputs) == sorted(INPUT_ROLES)
     assert op.aclnn_broadcasts == tuple(i.role for i in op.inputs if i.aclnn_broadcast)
     assert op.kernel_reads_self == op.input("self").values_read
 

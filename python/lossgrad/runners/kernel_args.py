@@ -8,10 +8,11 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import DType
+from ..opspec import INPUT_ROLES
 from ..tiling import TilingPlan, plan, problem_from_call
 from ..validation import Call
 
-ROLES = ("grad", "self", "target")
+ROLES = INPUT_ROLES
 
 
 def kernel_view(arr: np.ndarray) -> np.ndarray:

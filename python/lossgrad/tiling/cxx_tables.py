@@ -43,7 +43,7 @@ OTHER_ARCH = 0
 UB_RESERVED_BYTES = 8 * 1024
 
 ROLE_INDEX = {"grad": 0, "self": 1, "target": 2, "out": 3}
-_INPUT_ROLES = ("grad", "self", "target")  # per-input arrays are indexed by ROLE_INDEX
+_INPUT_ROLES = registry.INPUT_ROLES  # per-input arrays are indexed by ROLE_INDEX
 assert all(ROLE_INDEX[r] == i for i, r in enumerate(_INPUT_ROLES))
 
 _DIVISOR_NAMES = {Divisor.OUTPUT_NUMEL: "kDivisorOutputNumel", Divisor.SELF_NUMEL: "kDivisorSelfNumel",

@@ -36,11 +36,11 @@ from dataclasses import replace
 # The buffer vocabulary (bufMask bits, bank phases, Buffer) is declared in opspec, where op folders declare their
 # compute bodies' scratch; the plan below places it.
 from ..opspec import (MASK_ACC, MASK_CONST, MASK_REPEAT, MASK_RESULT, MASK_WORK, RESULT_PHASE,  # noqa: F401
-                      ROLE_PHASE, SCRATCH_PHASE, Buffer, OpSpec)
+                      INPUT_ROLES, ROLE_PHASE, SCRATCH_PHASE, Buffer, OpSpec)
 from ..registry import scratch as op_scratch
 from ..socs import ARCHS
 
-ROLES = ("grad", "self", "target")
+ROLES = INPUT_ROLES
 ROLE_TYPE = {"grad": "TG", "self": "TS", "target": "TT", "out": "TO"}
 
 # Names of the bits in the shared C header (LOSSGRAD_BUF_<NAME>), so the kernels read them by name.
