@@ -34,13 +34,7 @@ MAX_RATIO = 1.25
 
 # Why a (SoC, pattern) misses the bound, as far as it is known (issue 28); the op folders' TIME_GAPS hold each
 # case's measurement.
-_A2_A3_SHORT_ROWS = (
-    "self, target and the output are contiguous but move as one 32-byte burst per row of 16 (a 304-row tile is a "
-    "304-burst DataCopyPad; same-shape: one burst per tile), so the copies pay per-burst costs (L1 float16: MTE2 "
-    "37.0 us and MTE3 17.2 us on the busiest core against 14.9 and 2.5 us same-shape)")
 CAUSES = {
-    ("Ascend910B1", "short rows, column-broadcast grad"): _A2_A3_SHORT_ROWS,
-    ("Ascend910_9391", "short rows, column-broadcast grad"): _A2_A3_SHORT_ROWS,
     ("Ascend910A", "short rows, column-broadcast grad"):
         "Atlas 910 has no Brcb: each row's gradOutput is spread by a scalar read and a Duplicate (V-bound)",
     ("Ascend950PR_9579", "target row-broadcast"):

@@ -64,12 +64,4 @@ TIME_GAPS = {
         'body 217.5 us against 16.1 us same-shape, 13.50x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 210.3 us against 37.2 us same-shape, 5.66x (V-bound)',
-    ('Ascend910B1', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 19.6 us against 8.7 us same-shape, 2.24x (MTE2-bound)',
-    ('Ascend910B1', 'float16', 'short rows, column-broadcast grad'):
-        'body 19.6 us against 8.7 us same-shape, 2.24x (MTE2-bound)',
-    ('Ascend910_9391', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 20.0 us against 8.8 us same-shape, 2.28x (MTE2-bound)',
-    ('Ascend910_9391', 'float16', 'short rows, column-broadcast grad'):
-        'body 20.0 us against 8.8 us same-shape, 2.28x (MTE2-bound)',
 }

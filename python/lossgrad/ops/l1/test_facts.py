@@ -47,18 +47,6 @@ TIME_GAPS = {
         'body 252.1 us against 50.2 us same-shape, 5.02x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 242.3 us against 59.0 us same-shape, 4.11x (V-bound)',
-    ('Ascend910B1', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 36.6 us against 16.1 us same-shape, 2.27x (MTE2-bound)',
-    ('Ascend910B1', 'float16', 'short rows, column-broadcast grad'):
-        'body 36.6 us against 16.1 us same-shape, 2.27x (MTE2-bound)',
-    ('Ascend910B1', 'float32', 'short rows, column-broadcast grad'):
-        'body 41.0 us against 31.6 us same-shape, 1.30x (MTE2-bound)',
-    ('Ascend910_9391', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 37.5 us against 16.2 us same-shape, 2.31x (MTE2-bound)',
-    ('Ascend910_9391', 'float16', 'short rows, column-broadcast grad'):
-        'body 37.5 us against 16.2 us same-shape, 2.31x (MTE2-bound)',
-    ('Ascend910_9391', 'float32', 'short rows, column-broadcast grad'):
-        'body 41.9 us against 31.6 us same-shape, 1.33x (MTE2-bound)',
     ('Ascend950PR_9579', 'bfloat16', 'target row-broadcast'):
         'body 36.3 us against 23.6 us same-shape, 1.54x (V-bound)',
     ('Ascend950PR_9579', 'float16', 'target row-broadcast'):

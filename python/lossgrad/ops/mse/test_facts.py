@@ -27,16 +27,4 @@ TIME_GAPS = {
         'body 225.6 us against 23.9 us same-shape, 9.43x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 215.6 us against 57.2 us same-shape, 3.77x (V-bound)',
-    ('Ascend910B1', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 35.8 us against 14.5 us same-shape, 2.47x (MTE2-bound)',
-    ('Ascend910B1', 'float16', 'short rows, column-broadcast grad'):
-        'body 35.8 us against 14.5 us same-shape, 2.47x (MTE2-bound)',
-    ('Ascend910B1', 'float32', 'short rows, column-broadcast grad'):
-        'body 40.7 us against 31.2 us same-shape, 1.30x (MTE2-bound)',
-    ('Ascend910_9391', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 36.7 us against 14.5 us same-shape, 2.53x (MTE2-bound)',
-    ('Ascend910_9391', 'float16', 'short rows, column-broadcast grad'):
-        'body 36.7 us against 14.5 us same-shape, 2.53x (MTE2-bound)',
-    ('Ascend910_9391', 'float32', 'short rows, column-broadcast grad'):
-        'body 41.5 us against 31.2 us same-shape, 1.33x (MTE2-bound)',
 }

@@ -57,18 +57,6 @@ TIME_GAPS = {
         'body 247.3 us against 45.3 us same-shape, 5.46x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 237.3 us against 58.3 us same-shape, 4.07x (V-bound)',
-    ('Ascend910B1', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 36.4 us against 16.2 us same-shape, 2.25x (MTE2-bound)',
-    ('Ascend910B1', 'float16', 'short rows, column-broadcast grad'):
-        'body 36.4 us against 16.2 us same-shape, 2.25x (MTE2-bound)',
-    ('Ascend910B1', 'float32', 'short rows, column-broadcast grad'):
-        'body 40.6 us against 31.6 us same-shape, 1.29x (MTE2-bound)',
-    ('Ascend910_9391', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 37.3 us against 16.3 us same-shape, 2.28x (MTE2-bound)',
-    ('Ascend910_9391', 'float16', 'short rows, column-broadcast grad'):
-        'body 37.3 us against 16.3 us same-shape, 2.28x (MTE2-bound)',
-    ('Ascend910_9391', 'float32', 'short rows, column-broadcast grad'):
-        'body 41.5 us against 31.6 us same-shape, 1.31x (MTE2-bound)',
     ('Ascend950PR_9579', 'bfloat16', 'target row-broadcast'):
         'body 36.8 us against 23.9 us same-shape, 1.54x (V-bound)',
     ('Ascend950PR_9579', 'float16', 'target row-broadcast'):

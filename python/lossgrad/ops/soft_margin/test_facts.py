@@ -40,18 +40,6 @@ TIME_GAPS = {
         'body 250.6 us against 48.6 us same-shape, 5.15x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 240.5 us against 58.8 us same-shape, 4.09x (V-bound)',
-    ('Ascend910B1', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 36.6 us against 16.4 us same-shape, 2.24x (MTE2-bound)',
-    ('Ascend910B1', 'float16', 'short rows, column-broadcast grad'):
-        'body 36.6 us against 16.4 us same-shape, 2.24x (MTE2-bound)',
-    ('Ascend910B1', 'float32', 'short rows, column-broadcast grad'):
-        'body 40.6 us against 31.6 us same-shape, 1.29x (MTE2-bound)',
-    ('Ascend910_9391', 'bfloat16', 'short rows, column-broadcast grad'):
-        'body 37.5 us against 16.5 us same-shape, 2.27x (MTE2-bound)',
-    ('Ascend910_9391', 'float16', 'short rows, column-broadcast grad'):
-        'body 37.5 us against 16.5 us same-shape, 2.27x (MTE2-bound)',
-    ('Ascend910_9391', 'float32', 'short rows, column-broadcast grad'):
-        'body 41.5 us against 31.6 us same-shape, 1.31x (MTE2-bound)',
     ('Ascend950PR_9579', 'bfloat16', 'target row-broadcast'):
         'body 41.3 us against 26.4 us same-shape, 1.56x (V-bound)',
     ('Ascend950PR_9579', 'float16', 'target row-broadcast'):
