@@ -37,9 +37,6 @@ MAX_RATIO = 1.25
 CAUSES = {
     ("Ascend910A", "short rows, column-broadcast grad"):
         "Atlas 910 has no Brcb: each row's gradOutput is spread by a scalar read and a Duplicate (V-bound)",
-    ("Ascend950PR_9579", "target row-broadcast"):
-        "issue 28 item 1: the 128-byte column split of 4096-wide 16-bit rows leaves cores idle, V-bound on the busy "
-        "ones",
 }
 
 

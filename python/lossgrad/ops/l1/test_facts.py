@@ -28,17 +28,6 @@ SPEC_ROW = (1.0, "OUTPUT_NUMEL", None, ("grads", "predict", "label"), True, "ANY
 # (tests/python/tiling/test_ub_plan.py).
 UB_APART = (("tmpA_", "outQ_"), ("tmpA_", "result_"), ("maskB_", "tmpA_"))
 
-# Modelled time against the roofline (tests/op_kernel/test_modelled_roofline.py): {(soc, pattern): reason}.
-# 950 cuts column pieces on 128-byte units (socs gm_row_align_bytes, shared by the tiling and the time model).
-# Measured with the time model of issue 23: on 950 the busiest core of the float32 L1 call against a row-broadcast
-# target computes 19.9 us of vector work (the devkit's 950 add cases fit 1.05 cycles of load/store overhead to every
-# repeat of the Memory API) beside 23.3 us of MTE2, and the cores differ (22.3-28.3 us): its body is 1.26x the
-# roofline, vector work the cost.
-MODELLED_GAPS = {
-    ("Ascend950PR_9579", "target row-broadcast"):
-        "950 L1 row broadcast: busiest core 19.9 us of V beside 23.3 us of MTE2, body 1.26x the roofline",
-}
-
 
 # Modelled body against the same-shape body (tests/op_kernel/test_time_bounds.py: 1.25x at 4 Mi elements;
 # the causes, by SoC and pattern, are stated there): {(soc, dtype, pattern): measured}, 2026-11-27.
@@ -47,8 +36,4 @@ TIME_GAPS = {
         'body 252.1 us against 50.2 us same-shape, 5.02x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 242.3 us against 59.0 us same-shape, 4.11x (V-bound)',
-    ('Ascend950PR_9579', 'bfloat16', 'target row-broadcast'):
-        'body 36.3 us against 23.6 us same-shape, 1.54x (V-bound)',
-    ('Ascend950PR_9579', 'float16', 'target row-broadcast'):
-        'body 36.3 us against 23.6 us same-shape, 1.54x (V-bound)',
 }

@@ -38,14 +38,6 @@ GOLDEN_PRIMARY_ONLY_ON = ("Ascend910A",)
 # (tests/python/tiling/test_ub_plan.py).
 UB_APART = (("tmpB_", "outQ_"), ("tmpB_", "result_"), ("maskB_", "tmpB_"))
 
-# Modelled time against the roofline (tests/op_kernel/test_modelled_roofline.py): {(soc, pattern): reason}.
-# Smooth L1 keeps NaN through its clamp since the twin's fourth audit (ClampUnitKeepNaN): 20.3 us of V beside
-# 24.0 us of MTE2 on the busiest core, cores 22.2-28.3 us, body 1.26x. Issue 28's split choice (the flat split
-# with a resident broadcast row) is the fix for both.
-MODELLED_GAPS = {
-    ("Ascend950PR_9579", "target row-broadcast"):
-        "950 smooth L1 row broadcast: busiest core 20.3 us of V beside 24.0 us of MTE2, body 1.26x the roofline",
-}
 # The torch edge tests (autocast, dtype mixes, torch.func: tests/torch/test_torch_edges.py): labelled keyword sets.
 TORCH_EDGE_VARIANTS = {"smooth_l1": {"beta": 0.5}}
 
@@ -57,8 +49,4 @@ TIME_GAPS = {
         'body 247.3 us against 45.3 us same-shape, 5.46x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 237.3 us against 58.3 us same-shape, 4.07x (V-bound)',
-    ('Ascend950PR_9579', 'bfloat16', 'target row-broadcast'):
-        'body 36.8 us against 23.9 us same-shape, 1.54x (V-bound)',
-    ('Ascend950PR_9579', 'float16', 'target row-broadcast'):
-        'body 36.8 us against 23.9 us same-shape, 1.54x (V-bound)',
 }

@@ -24,14 +24,6 @@ SPEC_ROW = (1.0, "OUTPUT_NUMEL", None, ("predict", "label", "dout"), True, "ANY_
 # (tests/python/tiling/test_ub_plan.py).
 UB_APART = (("tmpA_", "tmpB_"), ("tmpA_", "outQ_"), ("tmpA_", "result_"))
 
-# Modelled time against the roofline (tests/op_kernel/test_modelled_roofline.py): {(soc, pattern): reason}.
-# As L1's and smooth L1's row broadcast on 950 (issue 28): Exp and Div make the body vector-heavy, 23.6 us of V
-# beside 23.9 us of MTE2 on the busiest core, body 1.34x the roofline.
-MODELLED_GAPS = {
-    ("Ascend950PR_9579", "target row-broadcast"):
-        "950 soft margin row broadcast: busiest core 23.6 us of V beside 23.9 us of MTE2, body 1.34x the roofline",
-}
-
 
 # Modelled body against the same-shape body (tests/op_kernel/test_time_bounds.py: 1.25x at 4 Mi elements;
 # the causes, by SoC and pattern, are stated there): {(soc, dtype, pattern): measured}, 2026-11-27.
@@ -40,8 +32,4 @@ TIME_GAPS = {
         'body 250.6 us against 48.6 us same-shape, 5.15x (V-bound)',
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 240.5 us against 58.8 us same-shape, 4.09x (V-bound)',
-    ('Ascend950PR_9579', 'bfloat16', 'target row-broadcast'):
-        'body 41.3 us against 26.4 us same-shape, 1.56x (V-bound)',
-    ('Ascend950PR_9579', 'float16', 'target row-broadcast'):
-        'body 41.3 us against 26.4 us same-shape, 1.56x (V-bound)',
 }
