@@ -919,7 +919,7 @@ Status Compute(const Inputs& in, Result* out)
         // idle (950: 64 128-byte units of a 4096-wide 16-bit row for 56 cores, 8 cores doing two). Where a whole row
         // fits a tile, the flat split balances instead, each core keeping its broadcast row resident (one more row
         // read per core).
-        const uint64_t units = whole ? std::max<uint64_t>(1, inner / unit) : CeilDiv(inner, unit);
+        const uint64_t units = split.base * split.block_dim + split.extra;
         const uint64_t busiest = split.base + (split.extra != 0 ? 1 : 0);
         if (inner <= tile && busiest * want * 4 > units * 5) {
             split_mode = LOSSGRAD_SPLIT_FLAT;
