@@ -103,15 +103,13 @@ struct InputFacts {
     bool isFloat = true;
 };
 
-// role: 0 grad, 1 self, 2 target (the order of LossGradTilingData::modes and the LOSSGRAD_BUF_REPEAT_* bits).
+// role: the input's LOSSGRAD_ROLE_* (its row of strideIn, its 2 bits of modes, its LOSSGRAD_BUF_REPEAT_* bit).
 __aicore__ inline InputFacts MakeInputFacts(const LossGradTilingData& td, uint32_t role, bool used, bool isFloat) {
     InputFacts f;
     f.used = used;
     f.mode = td.modes >> (2 * role) & 3u;
-    f.stride = role == 0 ? td.strideGrad : (role == 1 ? td.strideSelf : td.strideTarget);
-    const uint32_t bit = role == 0 ? LOSSGRAD_BUF_REPEAT_GRAD
-                                   : (role == 1 ? LOSSGRAD_BUF_REPEAT_SELF : LOSSGRAD_BUF_REPEAT_TARGET);
-    f.repeat = (td.bufMask >> bit & 1u) != 0;
+    f.stride = td.strideIn[role];
+    f.repeat = (td.bufMask >> (LOSSGRAD_BUF_REPEAT_FIRST + role) & 1u) != 0;
     f.isFloat = isFloat;
     return f;
 }
@@ -178,7 +176,7 @@ public:
         run_ = rank >= 3 ? td.dims[rank - 2] : 0;
         bool span = rank >= 3 && E_ <= L && run_ < rowsMax_ && (OutputSpans(td) || LOSSGRAD_WALK_MUTANT == 1);
         uint64_t room = 0;
-        for (uint32_t r = 0; r < 3; ++r) {
+        for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
             span = span && InputSpans(td, in[r], static_cast<uint32_t>(pitch));
             room = Max(room, span ? InputSpanRoom(td, in[r], rowsMax_) : 0);
         }
@@ -195,7 +193,7 @@ public:
         // input as a pattern of period E, instead of a copy and a scalar tail per row.
         bool packed = packs && rank >= 2 && pitch != E_ && 2 * E_ <= L &&
                       (td.strideOut[rank - 2] == E_ || LOSSGRAD_WALK_MUTANT == 3);
-        for (uint32_t r = 0; r < 3; ++r) packed = packed && InputPacks(td, in[r], E_);
+        for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) packed = packed && InputPacks(td, in[r], E_);
         packed_ = packed;
     }
 

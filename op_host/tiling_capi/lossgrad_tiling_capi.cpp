@@ -67,8 +67,9 @@ __attribute__((visibility("default"))) uint32_t lossgrad_tiling_data_capacity()
     return static_cast<uint32_t>(lossgrad_tiling::kMaxTilingDataBytes);
 }
 
-// ranks[4] and dims[4 * kMaxRank]: the three kernel inputs in the op's kernel input order, then the output;
-// dtypes[4] likewise (ge::DataType numbers). logical_ranks[3] and logical_dims[3 * kMaxRank], or null: the inputs'
+// ranks[kNumInputs + 1] and dims[(kNumInputs + 1) * kMaxRank]: the kernel inputs in the op's kernel input order,
+// then the output; dtypes[kNumInputs + 1] likewise (ge::DataType numbers). logical_ranks[kNumInputs] and
+// logical_dims[kNumInputs * kMaxRank], or null: the inputs'
 // shapes as the caller sees them when the inputs are kernel views (Inputs::logical). Returns
 // lossgrad_tiling::Status; on kOk fills every output (check_complete: Result::plan_check_complete), otherwise only
 // `message`. Never throws: an exception from the core becomes kInternal with its text.

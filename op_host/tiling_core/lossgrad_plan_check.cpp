@@ -136,15 +136,14 @@ private:
     // one onto its elements (the others, KL's reduced dims only, are stride 0).
     bool Strides()
     {
-        const uint64_t* in[3] = {td_.strideGrad, td_.strideSelf, td_.strideTarget};
-        constexpr const char* kNames[3] = {"gradOutput", "self", "target"};
-        for (uint32_t r = 0; r < 3; ++r) {
+        for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
             uint64_t last = 0;
             for (uint32_t d = 0; d < td_.rank; ++d) {
-                last = AddSat(last, MulSat(td_.dims[d] - 1, in[r][d]));
+                last = AddSat(last, MulSat(td_.dims[d] - 1, td_.strideIn[r][d]));
             }
             if (last >= f_.input_elems[r]) {
-                return Fail("%s: the loop reaches element %llu of %llu", kNames[r], U(last), U(f_.input_elems[r]));
+                return Fail("input %u (by role): the loop reaches element %llu of %llu", r, U(last),
+                            U(f_.input_elems[r]));
             }
         }
         const bool reduce = td_.splitMode == LOSSGRAD_SPLIT_KL_REDUCE;
@@ -204,11 +203,13 @@ private:
     {
         bool grad_scalar = true;
         for (uint32_t d = 0; d < td_.rank; ++d) {
-            grad_scalar = grad_scalar && td_.strideGrad[d] == 0;
+            grad_scalar = grad_scalar && td_.strideIn[LOSSGRAD_ROLE_GRAD][d] == 0;
         }
-        in[0] = lossgrad::MakeInputFacts(td_, 0, !grad_scalar, f_.input_float[0]);
-        in[1] = lossgrad::MakeInputFacts(td_, 1, f_.reads_self, f_.input_float[1]);
-        in[2] = lossgrad::MakeInputFacts(td_, 2, true, f_.input_float[2]);
+        for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
+            // a scalar gradOutput is read once, at Init, not by the tile walk
+            const bool walked = f_.reads[r] && !(r == LOSSGRAD_ROLE_GRAD && grad_scalar);
+            in[r] = lossgrad::MakeInputFacts(td_, r, walked, f_.input_float[r]);
+        }
     }
 
     uint64_t RowOf(const Tile& t) const
@@ -303,7 +304,7 @@ private:
         if (ragged && !IdentityOutput()) {
             return Fail("whole-block writes of ragged rows need the output's own element order, the loop has another");
         }
-        InputFacts in[3];
+        InputFacts in[LOSSGRAD_NUM_INPUTS];
         Inputs(in);
         for (uint64_t core = 0; core < td_.blockDim; ++core) {
             uint64_t pos = 0, end = 0;

@@ -7,17 +7,19 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "lossgrad_tiling_core.h"
+
 struct LossGradTilingData;
 
 namespace lossgrad_tiling {
 
 // What the check knows of the call besides its tiling data.
 struct PlanFacts {
-    uint64_t input_elems[3] = {};  // elements of each input buffer (grad, self, target), as the kernel reads them
+    uint64_t input_elems[kNumInputs] = {};  // elements of each input buffer (by role), as the kernel reads them
     uint64_t output_elems = 0;
     uint32_t output_bytes = 4;     // the output's element size
-    bool input_float[3] = {};      // each input's element type is float32 (the walk's room for 16-bit rows)
-    bool reads_self = true;        // the op reads self's values (KL reads only its shape)
+    bool input_float[kNumInputs] = {};  // each input's element type is float32 (the walk's room for 16-bit rows)
+    bool reads[kNumInputs] = {};        // the op reads the input's values (KL reads only self's shape)
     bool blocks_only = false;      // no DataCopyPad (310P, Atlas 910): whole 32-byte blocks, RowWriter
     uint32_t core_num = 1;         // cores the part has
     uint64_t workspace_bytes = 0;  // the user workspace the plan asks for

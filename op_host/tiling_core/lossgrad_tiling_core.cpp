@@ -56,6 +56,8 @@ constexpr int32_t kSelf = tb::kRoleSelf;
 constexpr int32_t kTarget = tb::kRoleTarget;
 constexpr int32_t kOut = tb::kRoleOut;
 constexpr int32_t kRoles = tb::kNumRoles;
+constexpr int32_t kInputs = tb::kNumInputRoles; // the input roles come first: kOut == kInputs
+static_assert(kOut == kInputs && kInputs == kNumInputs, "roles: the inputs, then the output");
 
 enum Mode : uint32_t {
     kStream = LOSSGRAD_MODE_STREAM,
@@ -215,12 +217,12 @@ uint64_t Divisor(tb::Divisor rule, const Shape& out, const Shape& self, const Sh
 struct Problem {
     const tb::OpFacts* op = nullptr;
     int32_t op_index = 0;
-    Shape shapes[kRoles];        // grad, self, target as the kernel reads them; out as written
+    Shape shapes[kRoles];        // each input as the kernel reads it (by role); out as written
     uint32_t bytes[kRoles] = {}; // dtype sizes
     bool is_f32[kRoles] = {};
     Shape iter;
     bool reduces = false;        // KernelProblem.reduces
-    bool reads[3] = {};          // ub_plan.read_roles
+    bool reads[kInputs] = {};    // ub_plan.read_roles
     double coefficient = 0.0;
     double beta = 1.0;
     bool log_target = false;
@@ -228,6 +230,12 @@ struct Problem {
     uint64_t ub_budget = 0;
     int32_t npu_arch = 0;
 };
+
+// The narrowest element of the call's tensors (every role's dtype, read or not): the 32-byte unit counts in it.
+uint64_t Narrowest(const Problem& p)
+{
+    return *std::min_element(p.bytes, p.bytes + kRoles);
+}
 
 // _Loop: loop dims in loop order and each operand's element strides.
 struct Loop {
@@ -243,7 +251,7 @@ uint64_t RereadBytes(const int32_t* order, int32_t n, const uint64_t* dims, cons
                      const uint64_t* sizes, const bool* reads)
 {
     uint64_t total = 0;
-    for (int32_t r = 0; r < 3; ++r) {
+    for (int32_t r = 0; r < kInputs; ++r) {
         if (!reads[r]) {
             continue;
         }
@@ -344,8 +352,8 @@ void BuildLoop(const Problem& p, Loop* loop)
     } else {
         // Every permutation of the row dims in lexicographic order (from the sorted identity), keeping the first
         // one with the fewest re-read bytes.
-        uint64_t sizes[3] = {};
-        for (int32_t r = 0; r < 3; ++r) {
+        uint64_t sizes[kInputs] = {};
+        for (int32_t r = 0; r < kInputs; ++r) {
             sizes[r] = p.reads[r] ? Numel(p.shapes[r]) * p.bytes[r] : 0;
         }
         int32_t perm[kMaxRank] = {};
@@ -422,7 +430,7 @@ uint64_t FixedBytes(const tb::BufferPlan& plan, uint32_t mask)
 // architecture: it binds only beyond 1 MB of UB).
 uint64_t DmaTileLimit(const Problem& p)
 {
-    const uint64_t narrowest = std::min(std::min(p.bytes[0], p.bytes[1]), std::min(p.bytes[2], p.bytes[3]));
+    const uint64_t narrowest = Narrowest(p);
     const uint64_t rows = uint64_t{LOSSGRAD_DMA_MAX_BLOCK_COUNT} * (32 / narrowest);
     const uint64_t stride = uint64_t{LOSSGRAD_DMA_MAX_UB_STRIDE_BLOCKS_950} * 32 / sizeof(float);
     return std::min(rows, stride);
@@ -570,7 +578,7 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         descs[op.inputRoles[i]] = &in.inputs[i];
     }
     descs[kOut] = &in.output;
-    constexpr const char* kNames[kRoles] = {"grad", "self", "target", "output"};
+    const char* const* kNames = tb::kRoleNames;
     for (int32_t r = 0; r < kRoles; ++r) {
         const TensorDesc& t = *descs[r];
         if (t.rank < 0 || t.rank > kMaxRank) {
@@ -595,7 +603,8 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
     }
 
     // The caller's shapes: the tensors' own, or Inputs::logical when the tensors are kernel views.
-    Shape caller[3] = {p->shapes[0], p->shapes[1], p->shapes[2]};
+    Shape caller[kInputs];
+    std::copy(p->shapes, p->shapes + kInputs, caller);
     if (in.has_logical) {
         for (int32_t i = 0; i < kNumInputs; ++i) {
             const int32_t r = op.inputRoles[i];
@@ -623,7 +632,7 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
     const Shape& outs = p->shapes[kOut];
     if (op.output == tb::kOutputBroadcastAll) {
         p->iter = outs;
-        for (int32_t r = 0; r < 3; ++r) {
+        for (int32_t r = 0; r < kInputs; ++r) {
             if (!BroadcastsInto(caller[r], outs)) {
                 return Fail(out, Status::kInvalidArgument, "%s does not broadcast into the output shape", kNames[r]);
             }
@@ -653,9 +662,7 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         const uint64_t o = PaddedDim(outs, p->iter.rank, d);
         p->reduces = p->reduces || (p->iter.dims[d] != 1 && o == 1);
     }
-    p->reads[kGrad] = true;
-    p->reads[kSelf] = op.readsSelf;
-    p->reads[kTarget] = true;
+    std::copy(op.readsRole, op.readsRole + kInputs, p->reads);
 
     // Reduction and coefficient (validation.parse_reduction, validation.coefficient).
     const int32_t reduction = ParseReduction(op, static_cast<int32_t>(in.reduction));
@@ -703,11 +710,11 @@ bool PacksFlat(const Problem& p, const Loop& loop, const Mode* modes, uint64_t t
 {
     const int32_t rank = loop.rank;
     const uint64_t inner = loop.dims[rank - 1];
-    const uint64_t min_size = std::min(std::min(p.bytes[0], p.bytes[1]), std::min(p.bytes[2], p.bytes[3]));
+    const uint64_t min_size = Narrowest(p);
     if (!BlocksOnly(p.npu_arch) || rank < 2 || inner % (32 / min_size) == 0 || 2 * inner > tile) {
         return false;
     }
-    for (int32_t r = 0; r < 3; ++r) {
+    for (int32_t r = 0; r < kInputs; ++r) {
         if (!p.reads[r]) {
             continue;
         }
@@ -734,13 +741,13 @@ bool PacksFlat(const Problem& p, const Loop& loop, const Mode* modes, uint64_t t
 Status CheckPlanOf(const Problem& p, const LossGradTilingData& td, uint64_t workspace, Result* out)
 {
     PlanFacts facts;
-    for (int32_t r = 0; r < 3; ++r) {
+    for (int32_t r = 0; r < kInputs; ++r) {
         facts.input_elems[r] = Numel(p.shapes[r]);
         facts.input_float[r] = p.is_f32[r];
     }
     facts.output_elems = Numel(p.shapes[kOut]);
     facts.output_bytes = p.bytes[kOut];
-    facts.reads_self = p.reads[kSelf];
+    std::copy(p.reads, p.reads + kInputs, facts.reads);
     facts.blocks_only = BlocksOnly(p.npu_arch);
     facts.core_num = static_cast<uint32_t>(p.cores);
     facts.workspace_bytes = workspace;
@@ -798,12 +805,13 @@ Status Compute(const Inputs& in, Result* out)
     } else {
         row_dim = rank >= 2 ? rank - 2 : -1;
     }
-    Mode modes[3] = {kScalar, kScalar, kScalar};
+    Mode modes[kInputs];
+    std::fill(modes, modes + kInputs, kScalar);
     bool has_row_operand = false;
     // A column split makes every core walk every row: a streamed input broadcast along an outer row dim would be
     // re-read by each core, where the flat split reads it once per core. Short rows then stay flat.
     bool stream_rebroadcast = false;
-    for (int32_t r = 0; r < 3; ++r) {
+    for (int32_t r = 0; r < kInputs; ++r) {
         if (p.reads[r]) {
             modes[r] = OperandMode(loop.strides[r], rank, row_dim);
             has_row_operand = has_row_operand || modes[r] == kRow;
@@ -817,7 +825,7 @@ Status Compute(const Inputs& in, Result* out)
 
     // Buffer plan bits.
     uint32_t mask = 0;
-    for (int32_t r = 0; r < 3; ++r) {
+    for (int32_t r = 0; r < kInputs; ++r) {
         if (!p.reads[r] || (r == kGrad && grad_scalar)) {
             continue;
         }
@@ -835,7 +843,7 @@ Status Compute(const Inputs& in, Result* out)
     if (!p.is_f32[kOut]) {
         mask |= 1U << tb::kMaskResult;
     }
-    const uint64_t min_size = std::min(std::min(p.bytes[0], p.bytes[1]), std::min(p.bytes[2], p.bytes[3]));
+    const uint64_t min_size = Narrowest(p);
     const uint64_t pad = 32 / min_size;
     uint64_t tile = 0;
     if (!TileLen(p, grad_scalar, mask, &tile, out)) {
@@ -853,7 +861,7 @@ Status Compute(const Inputs& in, Result* out)
         // Each output row sums one run of the reduced dim; when the run fits a tile, keep the tiles of an input
         // broadcast along the output's dims resident (they repeat from one output row to the next).
         uint32_t repeat = 0;
-        for (int32_t r = 0; r < 3; ++r) {
+        for (int32_t r = 0; r < kInputs; ++r) {
             if (!p.reads[r] || modes[r] != kStream) {
                 continue;
             }
@@ -960,9 +968,9 @@ Status Compute(const Inputs& in, Result* out)
     LossGradTilingData td{};
     for (int32_t d = 0; d < rank; ++d) {
         td.dims[d] = loop.dims[d];
-        td.strideGrad[d] = loop.strides[kGrad][d];
-        td.strideSelf[d] = loop.strides[kSelf][d];
-        td.strideTarget[d] = loop.strides[kTarget][d];
+        for (int32_t r = 0; r < kInputs; ++r) {
+            td.strideIn[r][d] = loop.strides[r][d];
+        }
         td.strideOut[d] = loop.strides[kOut][d];
     }
     td.splitTotal = split_total;
@@ -981,8 +989,10 @@ Status Compute(const Inputs& in, Result* out)
     td.bufMask = mask;
     td.segments = static_cast<uint32_t>(segments);
     td.foldTiles = in.kl_fold_tiles != 0 ? in.kl_fold_tiles : tb::kKlFoldTiles;
-    td.modes = static_cast<uint32_t>(modes[0]) | static_cast<uint32_t>(modes[1]) << 2 |
-               static_cast<uint32_t>(modes[2]) << 4;
+    td.modes = 0;
+    for (int32_t r = 0; r < kInputs; ++r) {
+        td.modes |= static_cast<uint32_t>(modes[r]) << (2 * r);
+    }
     td.coef = ToFloat(p.coefficient);
     td.beta = ToFloat(beta);
     td.invBeta = ToFloat(std::min(inv64, flt_max));

@@ -15,7 +15,8 @@
 namespace lossgrad_tiling {
 
 constexpr int32_t kMaxRank = 8;              // aclnn's rank limit for every op (registry MAX_RANK)
-constexpr int32_t kNumInputs = 3;            // every op has three tensor inputs (grad, self, target roles)
+constexpr int32_t kNumInputs = 3;            // tensor inputs of every op: len(registry INPUT_ROLES), checked by
+                                             // lossgrad_tiling_tables.h
 constexpr size_t kMaxTilingDataBytes = 1024; // capacity of Result::tiling_data; sizeof(LossGradTilingData) must fit
 constexpr size_t kMessageBytes = 256;
 // A launch's numBlocks is in [1, 65535] (asc-devkit docs/zh, SIMD-BuiltIn keywords): a platform reporting more cores

@@ -121,7 +121,7 @@ def test_profile_tiling_keeps_the_structs_modes_field() -> None:
     g, s, t = _inputs((8, 40))
     p = lossgrad.profile("mse", g, s[:1], t, "sum", timing=False)
     assert isinstance(p.tiling["modes"], int)
-    order = ("grad", "self", "target")
-    assert p.tiling["operand_modes"] == {r: td.MODES[p.tiling["modes"] >> (2 * order.index(r)) & 3]
+    from lossgrad.registry import INPUT_ROLES
+    assert p.tiling["operand_modes"] == {r: td.MODES[p.tiling["modes"] >> (2 * INPUT_ROLES.index(r)) & 3]
                                          for r in p.tiling["operand_modes"]}
     assert p.tiling["operand_modes"]["self"] == "row"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from ..dtypes import DType
-from ..registry import OpSpec, Reduction
+from ..registry import INPUT_ROLES, OpSpec, Reduction
 from ..socs import Soc
 from ..validation import Call
 from . import data as td
@@ -153,8 +153,7 @@ def plan(problem: KernelProblem) -> TilingPlan:
     res = native.compute(cxx_tables.core_inputs(problem))
     fields = td.unpack(res.data)
     reads = read_roles(problem.op)
-    order = ("grad", "self", "target")
-    modes = {r: td.MODES[fields["modes"] >> (2 * order.index(r)) & 3] for r in reads}
+    modes = {r: td.MODES[fields["modes"] >> (2 * INPUT_ROLES.index(r)) & 3] for r in reads}
     notes: list[str] = []
     if fields["splitMode"] == td.SPLIT_COLUMN:
         notes.append("column split: an input broadcast along rows is read once in total")

@@ -42,9 +42,8 @@ OTHER_ARCH = 0
 # Checked below against the table's own figures (ub_bytes - ub_kernel_bytes of the archs whose budget is derived so).
 UB_RESERVED_BYTES = 8 * 1024
 
-ROLE_INDEX = {"grad": 0, "self": 1, "target": 2, "out": 3}
-_INPUT_ROLES = registry.INPUT_ROLES  # per-input arrays are indexed by ROLE_INDEX
-assert all(ROLE_INDEX[r] == i for i, r in enumerate(_INPUT_ROLES))
+_INPUT_ROLES = registry.INPUT_ROLES  # per-input arrays are indexed by the role's position
+ROLE_INDEX = {r: i for i, r in enumerate(_INPUT_ROLES + ("out",))}  # the output follows the inputs
 
 _DIVISOR_NAMES = {Divisor.OUTPUT_NUMEL: "kDivisorOutputNumel", Divisor.SELF_NUMEL: "kDivisorSelfNumel",
                   Divisor.SELF_TARGET_NUMEL: "kDivisorSelfTargetNumel",
@@ -61,7 +60,7 @@ def _arch_keys() -> list[int]:
 def _element_bytes() -> dict[str, tuple[int, int]]:
     """Buffer element type symbol -> (role index or -1, fixed bytes): the roles' types come from the call's dtypes,
     the others (float, uint8_t) have the sizes lossgrad.tiling gives them."""
-    roles = ("grad", "self", "target", "out")
+    roles = tuple(ROLE_INDEX)
     fixed = _sizes(SimpleNamespace(dtypes={r: DType.FLOAT32 for r in roles}))  # type: ignore[arg-type]
     out = {ub_plan.ROLE_TYPE[r]: (ROLE_INDEX[r], 0) for r in roles}
     for sym, size in fixed.items():
@@ -110,14 +109,15 @@ def _ops() -> list[str]:
     rows = []
     for op in OPS.values():
         roles = ", ".join(str(ROLE_INDEX[k.role]) for k in op.kernel_inputs)
-        assert sorted(k.role for k in op.kernel_inputs) == ["grad", "self", "target"]
+        reads = ", ".join(_bool(op.input(r).values_read) for r in _INPUT_ROLES)
+        assert sorted(k.role for k in op.kernel_inputs) == sorted(_INPUT_ROLES)
         reductions = sum(1 << int(r) for r in op.reductions)
         beta = next((a for a in op.attrs if a.name == "beta"), None)
         log_target = next((a for a in op.attrs if a.name == "log_target"), None)
         batchmean = _DIVISOR_NAMES[op.batchmean_divisor] if op.batchmean_divisor is not None else "kDivisorNone"
         beta_min = beta.minimum if beta is not None and beta.minimum is not None else -math.inf
         rows.append(
-            f"    {{\"{op.name}\", {{{roles}}}, {_bool(op.kernel_reads_self)}, {_OUTPUT_NAMES[op.output_shape]}, "
+            f"    {{\"{op.name}\", {{{roles}}}, {{{reads}}}, {_OUTPUT_NAMES[op.output_shape]}, "
             f"{_cpp_double(op.coefficient)} /* {op.coefficient!r} */, {_DIVISOR_NAMES[op.mean_divisor]}, {batchmean}, "
             f"0x{reductions:x}u, {_bool(op.reduction_validated)}, {_bool(beta is not None)}, "
             f"{_cpp_double(beta_min)}, {_bool(log_target is not None)}, "
@@ -155,16 +155,19 @@ def c_tables_header() -> str:
         "",
         "// Operand roles (index into per-role arrays): lossgrad.tiling's operand order.",
         *[f"constexpr int32_t kRole{r.capitalize()} = {i};" for r, i in ROLE_INDEX.items()],
-        "constexpr int32_t kNumRoles = 4;",
+        f"constexpr int32_t kNumInputRoles = {len(_INPUT_ROLES)};",
+        f"constexpr int32_t kNumRoles = {len(ROLE_INDEX)};  // the inputs', then the output's",
+        "constexpr const char* kRoleNames[kNumRoles] = {" + ", ".join(f'"{r if r != "out" else "output"}"'
+                                                                      for r in ROLE_INDEX) + "};",
         "",
         "// lossgrad.tiling.ub_plan: bufMask bits",
-        "constexpr uint32_t kMaskWork[3] = {" + ", ".join(str(ub_plan.MASK_WORK[r]) for r in _INPUT_ROLES) + "};"
-        "  // grad, self, target",
+        "constexpr uint32_t kMaskWork[kNumInputRoles] = {" +
+        ", ".join(str(ub_plan.MASK_WORK[r]) for r in _INPUT_ROLES) + "};  // " + ", ".join(_INPUT_ROLES),
         f"constexpr uint32_t kMaskAcc = {ub_plan.MASK_ACC};",
         f"constexpr uint32_t kMaskConst = {ub_plan.MASK_CONST};",
         f"constexpr uint32_t kMaskResult = {ub_plan.MASK_RESULT};",
-        "constexpr uint32_t kMaskRepeat[3] = {" + ", ".join(str(ub_plan.MASK_REPEAT[r]) for r in _INPUT_ROLES) +
-        "};  // grad, self, target",
+        "constexpr uint32_t kMaskRepeat[kNumInputRoles] = {" +
+        ", ".join(str(ub_plan.MASK_REPEAT[r]) for r in _INPUT_ROLES) + "};  // " + ", ".join(_INPUT_ROLES),
         f"constexpr uint64_t kFixedBytes = {ub_plan.FIXED_BYTES};  // plus each enabled buffer's count * pad",
         "",
         "// One buffer of the kernels' UB plan (ub_plan.Buffer). Bytes per tile element, exactly, in units of",
@@ -211,8 +214,8 @@ def c_tables_header() -> str:
         *[f"constexpr int32_t {name} = {int(r)};" for r, name in _reduction_enums("kReduction")],
         "struct OpFacts {",
         "    const char* name;",
-        "    int32_t inputRoles[3];       // role of each kernel input (OpSpec.kernel_inputs order)",
-        "    bool readsSelf;              // OpSpec.kernel_reads_self",
+        "    int32_t inputRoles[kNumInputRoles];  // role of each kernel input (OpSpec.kernel_inputs order)",
+        "    bool readsRole[kNumInputRoles];  // the kernel reads the input's values, by role (TensorInput.values_read)",
         "    OutputRule output;           // OpSpec.output_shape",
         "    double coefficient;          // OpSpec.coefficient (numerator of the reduction coefficient)",
         "    Divisor meanDivisor;",
@@ -265,6 +268,7 @@ def c_tables_header() -> str:
         *[f"static_assert(static_cast<int32_t>(::lossgrad_tiling::Reduction::{cpp}) == {int(r)}, "
           f"\"Reduction vs registry\");" for r, cpp in _reduction_enums("k")],
         f"static_assert(::lossgrad_tiling::kMaxRank == {registry.MAX_RANK}, \"kMaxRank vs registry.MAX_RANK\");",
+        f"static_assert(::lossgrad_tiling::kNumInputs == {len(_INPUT_ROLES)}, \"kNumInputs vs registry.INPUT_ROLES\");",
         "#endif",
         "",
         "#endif  // LOSSGRAD_TILING_TABLES_H",

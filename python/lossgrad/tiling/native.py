@@ -28,6 +28,7 @@ from ..twin.build import (CXX, TMP_MARK, _compiler_version, _discard_damaged, _l
                           _run_compiler, cache_root, cache_space, install, sweep_stale)
 from . import cxx_tables
 from . import data as td
+from .data import NUM_INPUTS
 
 CORE_DIR = "op_host/tiling_core"
 CAPI_SOURCE = "op_host/tiling_capi/lossgrad_tiling_capi.cpp"
@@ -188,11 +189,19 @@ def _shapes(shapes: "list[tuple[int, ...]] | tuple[tuple[int, ...], ...]") -> tu
     return ranks, dims
 
 
+def _dtypes(inputs: cxx_tables.CoreInputs) -> ctypes.Array:
+    """The tensors' dtypes as the C ABI takes them: one per kernel input (kNumInputs, one per role), then the
+    output's; the ranks and dims arrays have the same length."""
+    if len(inputs.inputs) != NUM_INPUTS:
+        raise TilingError(STATUS_INVALID, f"{len(inputs.inputs)} kernel inputs; the core takes {NUM_INPUTS}")
+    return (ctypes.c_int32 * (NUM_INPUTS + 1))(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
+
+
 def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
     """lossgrad_tiling::Compute for these Inputs; TilingError when the core refuses them."""
     lib = library()
     ranks, dims = _shapes([shape for shape, _ in (*inputs.inputs, inputs.output)])
-    dtypes = (ctypes.c_int32 * 4)(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
+    dtypes = _dtypes(inputs)
     logical_ranks, logical_dims = _shapes(inputs.logical) if inputs.logical is not None else (None, None)
     block_dim, data_size, complete = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_int32()
     key, workspace, ub = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
@@ -221,7 +230,7 @@ def check(inputs: cxx_tables.CoreInputs, data: bytes, workspace_bytes: int) -> N
     plan it returns; this lets tests check altered plans."""
     lib = library()
     ranks, dims = _shapes([shape for shape, _ in (*inputs.inputs, inputs.output)])
-    dtypes = (ctypes.c_int32 * 4)(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
+    dtypes = _dtypes(inputs)
     logical_ranks, logical_dims = _shapes(inputs.logical) if inputs.logical is not None else (None, None)
     buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
     message = ctypes.create_string_buffer(_MESSAGE_BYTES)

@@ -34,7 +34,7 @@ import pytest
 
 from lossgrad.dtypes import KERNEL_DTYPES
 from lossgrad.errors import LossGradError
-from lossgrad.registry import MAX_RANK, OPS, OpSpec, OutputShape, Reduction
+from lossgrad.registry import INPUT_ROLES, MAX_RANK, OPS, OpSpec, OutputShape, Reduction
 from lossgrad.socs import ARCHS, SOCS, Fact, Soc
 from lossgrad.tiling import (MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, TilingPlan, _sizes, plan, problem_from_call)
 from lossgrad.tiling import data as td
@@ -46,7 +46,7 @@ MAX_ELEMS = 1 << 33
 CHUNKS = 4
 CASES_PER_CHUNK = 5000
 SEED = 424242
-ROLES = ("grad", "self", "target", "out")
+ROLES = INPUT_ROLES + ("out",)
 EXHAUSTIVE_LIMIT = 1 << 14   # spaces up to this many elements get the element-by-element loop check
 
 
@@ -276,10 +276,10 @@ def check_loop(problem: KernelProblem, p: TilingPlan) -> None:
     dims = f["dims"][:rank]
     assert 1 <= rank <= MAX_RANK and all(d == 0 for d in f["dims"][rank:])
     assert math.prod(dims) == math.prod(problem.iter_shape)
-    names = {"grad": "strideGrad", "self": "strideSelf", "target": "strideTarget", "out": "strideOut"}
-    for role, name in names.items():
-        strides = f[name][:rank]
-        assert all(s == 0 for s in f[name][rank:])
+    table = {**{r: f["strideIn"][i] for i, r in enumerate(INPUT_ROLES)}, "out": f["strideOut"]}
+    for role, row in table.items():
+        strides = row[:rank]
+        assert all(s == 0 for s in row[rank:])
         n = math.prod(problem.shapes[role])
         if n == 0 or math.prod(dims) == 0:
             continue
@@ -291,7 +291,7 @@ def check_loop(problem: KernelProblem, p: TilingPlan) -> None:
             acc *= d
         assert acc == n, (role, strides, dims, problem.shapes[role])
     if 0 < math.prod(problem.iter_shape) <= EXHAUSTIVE_LIMIT:
-        _check_elements(problem, dims, {r: f[names[r]][:rank] for r in ROLES})
+        _check_elements(problem, dims, {r: table[r][:rank] for r in ROLES})
 
 
 def _check_elements(problem: KernelProblem, dims: tuple[int, ...], strides: dict[str, tuple[int, ...]]) -> None:
@@ -320,7 +320,9 @@ def check_packing(problem: KernelProblem, p: TilingPlan) -> None:
     back = td.unpack(p.data)
     for fld in td.FIELDS:
         v = p.fields[fld.name]
-        if fld.count > 1:
+        if fld.rows > 1:
+            assert back[fld.name] == tuple(v), fld.name
+        elif fld.count > 1:
             assert back[fld.name] == tuple(v) + (0,) * (fld.count - len(v)), fld.name
         else:
             assert back[fld.name] == v, fld.name
