@@ -18,16 +18,13 @@ import jinja2
 
 from .dtypes import DType
 from .project_files import project_root
-from .registry import INPUT_ROLES, OPS_DIR, OpSpec, OutputShape, get_op
+from .registry import INPUT_ROLES, OPS_DIR, ROLE, OpSpec, OutputShape, get_op
 from .socs import ARCHS
 from .tiling import KEY_GRAD_SCALAR, KEY_KL_REDUCE
 from .tiling import data as tiling_data
 from .tiling import ub_plan as buffer_plan
 
 ROLES = INPUT_ROLES + ("out",)
-# The float lanes of each input in the kernel's tile loop and in the op bodies' Compute(r, <lanes in role order>, n).
-LANE_NAMES = {"grad": "g", "self": "s", "target": "x"}
-assert set(LANE_NAMES) == set(INPUT_ROLES), "every input role names its lanes"
 TILING_HEADER = "lossgrad_tiling_data.h"
 # The tile walk (plain C++): rendered into every kernel, and beside them for the package's tiling core, whose plan
 # check walks the same tiles (op_host/tiling_core/lossgrad_plan_check.cpp includes ../../op_kernel/tile_walk.h).
@@ -78,7 +75,7 @@ def _inputs(spec: OpSpec) -> list[dict[str, object]]:
     """What the kernel template states once per input, in role order (the tiling's per-input arrays): its role, its
     element type parameter, its Operand member, its float lanes, its LOSSGRAD_ROLE_ constant, whether the kernel
     reads its values."""
-    return [{"role": r, "T": buffer_plan.ROLE_TYPE[r], "member": f"{r}_", "var": LANE_NAMES[r],
+    return [{"role": r, "T": ROLE[r].type_param, "member": f"{r}_", "var": ROLE[r].lanes,
              "cpp": f"LOSSGRAD_ROLE_{r.upper()}", "read": spec.input(r).values_read} for r in INPUT_ROLES]
 
 
@@ -135,7 +132,7 @@ def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
         mask_work=buffer_plan.MASK_WORK, mask_repeat=buffer_plan.MASK_REPEAT, mask_const=buffer_plan.MASK_CONST,
         uses_consts=buffer_plan.has_constants(spec), scalar_stage_bytes=buffer_plan.SCALAR_STAGE_BYTES,
         slot=_slot_exprs(spec), bank_skews=[(n, buffer_plan.bank_skew(n)) for n in ARCHS if buffer_plan.bank_skew(n)],
-        inputs=_inputs(spec), vars=", ".join(LANE_NAMES[r] for r in INPUT_ROLES), reduces=reduces, variants=variants,
+        inputs=_inputs(spec), vars=", ".join(ROLE[r].lanes for r in INPUT_ROLES), reduces=reduces, variants=variants,
         kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
     )
 

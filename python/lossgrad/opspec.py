@@ -95,9 +95,31 @@ class KernelIO:
     role: str  # "grad" | "self" | "target"
 
 
-# The input roles the kernel machinery serves today: the kernel class, the tiling struct and the C++ tiling core take
-# exactly these three, always present, in this order (the C++ per-input arrays are indexed by it).
-INPUT_ROLES = ("grad", "self", "target")
+@dataclass(frozen=True)
+class Role:
+    """A kind of tensor input the kernel machinery serves. An op's TensorInput names its role; everything the
+    kernels, the tiling and the UB plan need per input is stated here once, per role."""
+
+    name: str          # the role ("grad"): golden formulas, tiling and kernels know an input by it
+    type_param: str    # the kernel class's element type parameter (TG)
+    lanes: str         # the input's float lanes in the tile loop and in Compute(r, <lanes in role order>, n)
+    phase: int         # UB bank phase of its slice and work buffer (tiling.ub_plan): apart from its partners
+    work_bit: int      # bufMask bit of its float32 work/resident buffer
+    repeat_bit: int    # bufMask bit: keep its streamed tiles resident (the next tiles repeat them)
+    required: bool     # every op has it; the others an op declares when its aclnn API has them
+
+
+# In role order: the tiling's per-input arrays (strides, modes) are indexed by a role's position. Phases: self and
+# target apart (Sub/Compare(self, target)); grad and the weights apart from the result (Mul(r, r, grad)).
+ROLES: tuple[Role, ...] = (
+    Role("grad", "TG", "g", phase=1, work_bit=0, repeat_bit=9, required=True),
+    Role("self", "TS", "s", phase=1, work_bit=1, repeat_bit=10, required=True),
+    Role("target", "TT", "x", phase=0, work_bit=2, repeat_bit=11, required=True),
+    Role("weight", "TW", "w", phase=1, work_bit=3, repeat_bit=12, required=False),
+    Role("pos_weight", "TP", "p", phase=1, work_bit=4, repeat_bit=13, required=False),
+)
+ROLE = {r.name: r for r in ROLES}
+REQUIRED_ROLES = tuple(r.name for r in ROLES if r.required)
 
 
 @dataclass(frozen=True)
@@ -264,15 +286,16 @@ class OpSpec:
 # -- the UB buffers a compute body may declare (tiling.ub_plan sizes and places them, the kernel allocates them) ------
 
 # bufMask bits, decided by the tiling per launch (lossgrad.tiling.ub_plan explains the plan).
-MASK_WORK = {"grad": 0, "self": 1, "target": 2}   # fp32 work/resident buffer of an input
+MASK_WORK = {r.name: r.work_bit for r in ROLES}      # fp32 work/resident buffer of an input
 MASK_ACC = 6                                       # KL reduction accumulator
 MASK_CONST = 7                                     # Atlas 910 sign/clamp ops: a constant tensor of 1.0
 MASK_RESULT = 8                                    # float result buffer (the output dtype is not float)
-MASK_REPEAT = {"grad": 9, "self": 10, "target": 11}  # keep a streamed tile resident: the next tiles repeat it
+MASK_REPEAT = {r.name: r.repeat_bit for r in ROLES}  # keep a streamed tile resident: the next tiles repeat it
+assert len({*MASK_WORK.values(), *MASK_REPEAT.values(), MASK_ACC, MASK_CONST, MASK_RESULT}) == 2 * len(ROLES) + 3
 
 # Bank phases (tiling.ub_plan's module doc): self and target apart (Sub/Compare(self, target)), grad apart from the
 # result (Mul(r, r, grad)); the result (out tile or result_) at phase 0, the compute scratch that meets it at phase 1.
-ROLE_PHASE = {"grad": 1, "self": 1, "target": 0}
+ROLE_PHASE = {r.name: r.phase for r in ROLES}
 RESULT_PHASE = 0
 SCRATCH_PHASE = 1
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .opspec import (ALL_LINES, FLOAT_SUPPORT_BY_ARCH, MAX_RANK, AttrSpec, Buffer, Check,  # noqa: F401
-                     Divisor, EmptyRule, INPUT_ROLES, KernelIO, OpSpec, OutputShape, Promotion, Reduction,
+from .opspec import (ALL_LINES, FLOAT_SUPPORT_BY_ARCH, MAX_RANK, REQUIRED_ROLES, ROLE, ROLES, AttrSpec,  # noqa: F401
+                     Buffer, Check,
+                     Divisor, EmptyRule, KernelIO, OpSpec, OutputShape, Promotion, Reduction,
                      TensorInput, arch_dtypes, kernel_dtypes, promoted_dtype)
 
 OPS_PACKAGE = "lossgrad.ops"
@@ -78,9 +79,15 @@ def _discover() -> tuple[dict[str, OpSpec], dict[str, tuple[Any, ...]]]:
 def _check_inputs(folder: str, spec: OpSpec) -> None:
     """SPEC.inputs must name each kernel role once, at distinct kernel positions 0..n-1."""
     roles = [i.role for i in spec.inputs]
-    if sorted(roles) != sorted(INPUT_ROLES):
-        raise _missing(folder, "__init__.py", f"SPEC.inputs must declare the roles {', '.join(INPUT_ROLES)} once "
-                                              f"each, got {roles} (the kernels serve these three)")
+    unknown = [r for r in roles if r not in ROLE]
+    if unknown or len(set(roles)) != len(roles) or not set(REQUIRED_ROLES) <= set(roles):
+        raise _missing(folder, "__init__.py", f"SPEC.inputs must declare the roles {', '.join(REQUIRED_ROLES)} once "
+                                              f"each, and any of {', '.join(r.name for r in ROLES if not r.required)} "
+                                              f"at most once (opspec.ROLES), got {roles}")
+    extra = [r for r in roles if not ROLE[r].required]
+    if extra:
+        raise _missing(folder, "__init__.py", f"declares the inputs {extra}, which the kernels do not serve yet "
+                                              "(issue 24: inputs as data)")
     if sorted(i.kernel_index for i in spec.inputs) != list(range(len(spec.inputs))):
         raise _missing(folder, "__init__.py", "SPEC.inputs' kernel_index values must be 0.."
                                               f"{len(spec.inputs) - 1}, each once")
@@ -91,6 +98,17 @@ def _check_inputs(folder: str, spec: OpSpec) -> None:
 
 
 OPS, _SCRATCH = _discover()
+
+
+def _input_roles() -> tuple[str, ...]:
+    """The roles the tiling's per-input arrays hold: opspec.ROLES up to the last one any op declares (an op without
+    a role leaves its row unused)."""
+    used = {i.role for op in OPS.values() for i in op.inputs}
+    last = max(k for k, r in enumerate(ROLES) if r.name in used)
+    return tuple(r.name for r in ROLES[:last + 1])
+
+
+INPUT_ROLES = _input_roles()
 
 
 def op_names(op: OpSpec) -> tuple[str, ...]:

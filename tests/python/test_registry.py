@@ -204,7 +204,10 @@ def _declaring(op, **changes) -> OpSpec:
 
 @pytest.mark.parametrize("inputs, message", [
     (lambda ins: ins[:2], "must declare the roles grad, self, target once each"),
-    (lambda ins: ins + (dataclasses.replace(ins[0], role="weight", kernel_index=3),), "once each"),
+    (lambda ins: ins + (dataclasses.replace(ins[0], role="bias", kernel_index=3),), "once each"),
+    (lambda ins: ins + (dataclasses.replace(ins[1], kernel_index=3),), "once each"),
+    (lambda ins: ins + (dataclasses.replace(ins[0], role="weight", kernel_index=3, optional=True),),
+     "do not serve yet"),
     (lambda ins: (dataclasses.replace(ins[0], kernel_index=1),) + ins[1:], "kernel_index values must be 0..2"),
     (lambda ins: (dataclasses.replace(ins[0], optional=True),) + ins[1:], "optional inputs"),
 ])

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import DType
-from ..opspec import INPUT_ROLES
+from ..registry import INPUT_ROLES
 from ..tiling import TilingPlan, plan, problem_from_call
 from ..validation import Call
 

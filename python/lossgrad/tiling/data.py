@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..opspec import INPUT_ROLES
+from ..registry import INPUT_ROLES
 from .ub_plan import MASK_NAMES, MASK_REPEAT, MASK_WORK
 
 MAX_DIMS = 8

@@ -36,18 +36,20 @@ from dataclasses import replace
 # The buffer vocabulary (bufMask bits, bank phases, Buffer) is declared in opspec, where op folders declare their
 # compute bodies' scratch; the plan below places it.
 from ..opspec import (MASK_ACC, MASK_CONST, MASK_REPEAT, MASK_RESULT, MASK_WORK, RESULT_PHASE,  # noqa: F401
-                      INPUT_ROLES, ROLE_PHASE, SCRATCH_PHASE, Buffer, OpSpec)
+                      ROLE, ROLE_PHASE, SCRATCH_PHASE, Buffer, OpSpec)
+from ..registry import INPUT_ROLES
 from ..registry import scratch as op_scratch
 from ..socs import ARCHS
 
 ROLES = INPUT_ROLES
-ROLE_TYPE = {"grad": "TG", "self": "TS", "target": "TT", "out": "TO"}
+ROLE_TYPE = {**{r: ROLE[r].type_param for r in INPUT_ROLES}, "out": "TO"}
 
-# Names of the bits in the shared C header (LOSSGRAD_BUF_<NAME>), so the kernels read them by name.
+# Names of the bits in the shared C header (LOSSGRAD_BUF_<NAME>), so the kernels read them by name: those of the
+# roles the ops declare.
 MASK_NAMES: dict[int, str] = {
-    **{bit: f"WORK_{role.upper()}" for role, bit in MASK_WORK.items()},
+    **{MASK_WORK[role]: f"WORK_{role.upper()}" for role in INPUT_ROLES},
     MASK_ACC: "ACC", MASK_CONST: "CONST", MASK_RESULT: "RESULT",
-    **{bit: f"REPEAT_{role.upper()}" for role, bit in MASK_REPEAT.items()},
+    **{MASK_REPEAT[role]: f"REPEAT_{role.upper()}" for role in INPUT_ROLES},
 }
 
 
