@@ -17,7 +17,7 @@ from .wrappers import describe, public_function
 DTypeLike = "DType | str | np.dtype | None"
 
 
-def _call(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None,
+def _call(op: OpSpec, tensors: tuple[Any, ...], reduction: Any, attrs: dict[str, Any] | None,
           out_dtype: Any, out: np.ndarray | None, soc: "str | Soc | None", backend: str) -> np.ndarray:
     check_backend_name(backend)  # before anything else: availability is checked by run(), after validation
     out_shape = None
@@ -32,8 +32,7 @@ def _call(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any,
         if out_dtype is not None and dt.parse(out_dtype) != found:
             raise invalid_error(f"{op.output_param}: out_dtype {out_dtype} differs from out's dtype {found.label}")
         out_dtype, out_shape = found, out.shape
-    call = validate(op, grad_output, self_, target, reduction, attrs, out_shape=out_shape, out_dtype=out_dtype,
-                    soc=soc)
+    call = validate(op, *tensors, reduction, attrs, out_shape=out_shape, out_dtype=out_dtype, soc=soc)
     result = run(call, backend)  # checks the backend can run here, even for a call that launches nothing
     if out is None:
         return result
@@ -41,9 +40,9 @@ def _call(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any,
     return out
 
 
-def _impl(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None, *,
+def _impl(op: OpSpec, tensors: tuple[Any, ...], reduction: Any, attrs: dict[str, Any] | None, *,
           out_dtype: Any, out: np.ndarray | None, soc: "str | Soc | None", backend: str) -> np.ndarray:
-    return _call(op, grad_output, self_, target, reduction, attrs, out_dtype, out, soc, backend)
+    return _call(op, tensors, reduction, attrs, out_dtype, out, soc, backend)
 
 
 # lossgrad.<op name> for every op of the registry (e.g. lossgrad.mse_loss_backward(grad, self, target, "mean")).

@@ -24,7 +24,12 @@ from .tiling import KEY_GRAD_SCALAR, KEY_KL_REDUCE
 from .tiling import data as tiling_data
 from .tiling import ub_plan as buffer_plan
 
-ROLES = INPUT_ROLES + ("out",)
+
+
+def kernel_roles(op: "str | OpSpec") -> tuple[str, ...]:
+    """The roles a kernel of `op` is instantiated for, in the class's type-parameter order: its inputs' roles in
+    role order, then "out"."""
+    return get_op(op).roles + ("out",)
 TILING_HEADER = "lossgrad_tiling_data.h"
 # The tile walk (plain C++): rendered into every kernel, and beside them for the package's tiling core, whose plan
 # check walks the same tiles (op_host/tiling_core/lossgrad_plan_check.cpp includes ../../op_kernel/tile_walk.h).
@@ -57,10 +62,10 @@ def _class_name(op: OpSpec) -> str:
 
 def _types(op: OpSpec, dtypes: Mapping[str, DType] | None) -> dict[str, str]:
     if dtypes is not None:
-        return {r: dtypes[r].cpp for r in ROLES}
+        return {r: dtypes[r].cpp for r in kernel_roles(op)}
     protos = {io.role: io.proto for io in op.kernel_inputs}
     protos["out"] = op.kernel_output
-    return {r: f"DTYPE_{protos[r].upper()}" for r in ROLES}
+    return {r: f"DTYPE_{protos[r].upper()}" for r in kernel_roles(op)}
 
 
 def _variants(spec: OpSpec) -> list[tuple[int, bool, bool]]:
@@ -109,7 +114,7 @@ def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None)
     """The kernel source for `op`: concrete element types from `dtypes` (roles grad/self/target/out), or CANN's
     DTYPE_ macros when `dtypes` is None."""
     spec = get_op(op)
-    return _render(spec.name, None if dtypes is None else tuple(dtypes[r] for r in ROLES))
+    return _render(spec.name, None if dtypes is None else tuple(dtypes[r] for r in kernel_roles(spec)))
 
 
 # Rendering is a pure function of the op and dtypes while the process's templates are fixed (_env), and verify asks
@@ -117,14 +122,14 @@ def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None)
 @lru_cache(maxsize=None)
 def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
     spec = get_op(op_name)
-    dtypes = None if dtypes is None else dict(zip(ROLES, dtypes))
+    dtypes = None if dtypes is None else dict(zip(kernel_roles(spec), dtypes))
     reduces = spec.output_shape is OutputShape.SELF
     variants = _variants(spec)
     args = {io.role: io.proto for io in spec.kernel_inputs}
     if dtypes is None:
         note = "Element types come from CANN's DTYPE_<NAME> macros (one build per dtype combination)."
     else:
-        note = "Element types: " + ", ".join(f"{r} {dtypes[r].label}" for r in ROLES) + "."
+        note = "Element types: " + ", ".join(f"{r} {dtypes[r].label}" for r in kernel_roles(spec)) + "."
     return _env().get_template("kernel.cpp.j2").render(
         op=spec, class_name=_class_name(spec), dtype_note=note, types=_types(spec, dtypes), role_args=args,
         buffers=buffer_plan.buffers(spec, grad_scalar=False, npu_arch=2201),
@@ -205,7 +210,7 @@ def cached_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType], cache_root: P
 
 def bundle_label(op: "str | OpSpec", dtypes: Mapping[str, DType]) -> str:
     """How a kernel is named in a bundle and in progress notices: the op and its dtypes (grad/self/target>out)."""
-    return f"{get_op(op).name} {'/'.join(dtypes[r].label for r in ROLES[:3])}>{dtypes['out'].label}"
+    return f"{get_op(op).name} {'/'.join(dtypes[r].label for r in get_op(op).roles)}>{dtypes['out'].label}"
 
 
 def cached_bundle(kernels: Sequence[tuple["str | OpSpec", Mapping[str, DType]]], cache_root: Path) -> Path:

@@ -114,7 +114,7 @@ def call_bytes(call: Call) -> tuple[int, int]:
     need = out + 96  # device_allocation's alignment and padding
     if call.launch:
         kd = call.kernel_dtypes
-        for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target)):
+        for role, arr in call.inputs.items():
             compact = math.prod(n if st != 0 else 1 for n, st in zip(arr.shape, arr.strides))
             need += compact * kd[role].itemsize
     return out, need

@@ -101,6 +101,7 @@ class Role:
     kernels, the tiling and the UB plan need per input is stated here once, per role."""
 
     name: str          # the role ("grad"): golden formulas, tiling and kernels know an input by it
+    param: str         # the Python parameter of the public functions (grad_output)
     type_param: str    # the kernel class's element type parameter (TG)
     lanes: str         # the input's float lanes in the tile loop and in Compute(r, <lanes in role order>, n)
     phase: int         # UB bank phase of its slice and work buffer (tiling.ub_plan): apart from its partners
@@ -112,11 +113,11 @@ class Role:
 # In role order: the tiling's per-input arrays (strides, modes) are indexed by a role's position. Phases: self and
 # target apart (Sub/Compare(self, target)); grad and the weights apart from the result (Mul(r, r, grad)).
 ROLES: tuple[Role, ...] = (
-    Role("grad", "TG", "g", phase=1, work_bit=0, repeat_bit=9, required=True),
-    Role("self", "TS", "s", phase=1, work_bit=1, repeat_bit=10, required=True),
-    Role("target", "TT", "x", phase=0, work_bit=2, repeat_bit=11, required=True),
-    Role("weight", "TW", "w", phase=1, work_bit=3, repeat_bit=12, required=False),
-    Role("pos_weight", "TP", "p", phase=1, work_bit=4, repeat_bit=13, required=False),
+    Role("grad", "grad_output", "TG", "g", phase=1, work_bit=0, repeat_bit=9, required=True),
+    Role("self", "self", "TS", "s", phase=1, work_bit=1, repeat_bit=10, required=True),
+    Role("target", "target", "TT", "x", phase=0, work_bit=2, repeat_bit=11, required=True),
+    Role("weight", "weight", "TW", "w", phase=1, work_bit=3, repeat_bit=12, required=False),
+    Role("pos_weight", "pos_weight", "TP", "p", phase=1, work_bit=4, repeat_bit=13, required=False),
 )
 ROLE = {r.name: r for r in ROLES}
 REQUIRED_ROLES = tuple(r.name for r in ROLES if r.required)
@@ -211,6 +212,13 @@ class OpSpec:
         attributes, the output."""
         return (tuple(i.aclnn for i in self.inputs) + ("reduction",) + tuple(a.aclnn_name for a in self.attrs)
                 + (self.output_param,))
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The op's input roles in role order (opspec.ROLES): the order of the golden formulas' arguments and of the
+        kernel class's inputs."""
+        declared = {i.role for i in self.inputs}
+        return tuple(r.name for r in ROLES if r.name in declared)
 
     @property
     def kernel_inputs(self) -> tuple[KernelIO, ...]:

@@ -33,9 +33,8 @@ class Call:
 
     op: OpSpec
     soc: Soc
-    grad: np.ndarray
-    self_: np.ndarray
-    target: np.ndarray
+    inputs: Mapping[str, np.ndarray]  # role -> the caller's array, for every input the call has (an absent
+                                      # optional input is not in it)
     reduction: Reduction
     attrs: Mapping[str, Any]
     out_shape: Shape
@@ -43,11 +42,28 @@ class Call:
     iter_shape: Shape          # the broadcast space the kernel iterates (== out_shape except for KL)
     coefficient: float         # reduction coefficient c in float64 (numerator / divisor), sign not included
     launch: bool               # False: aclnn returns early (empty) and the result needs no kernel
-    dtypes: Mapping[str, DType] = field(default_factory=dict)  # role -> dtype ("grad", "self", "target")
+    dtypes: Mapping[str, DType] = field(default_factory=dict)  # role -> dtype, for every input in `inputs`
 
     @property
-    def in_dtypes(self) -> tuple[DType, DType, DType]:
-        return self.dtypes["grad"], self.dtypes["self"], self.dtypes["target"]
+    def grad(self) -> np.ndarray:
+        return self.inputs["grad"]
+
+    @property
+    def self_(self) -> np.ndarray:
+        return self.inputs["self"]
+
+    @property
+    def target(self) -> np.ndarray:
+        return self.inputs["target"]
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The inputs the call has, in role order (the golden formulas' and the kernel's order)."""
+        return tuple(r for r in self.op.roles if r in self.inputs)
+
+    @property
+    def in_dtypes(self) -> tuple[DType, ...]:
+        return tuple(self.dtypes[r] for r in self.roles)
 
     @property
     def promoted(self) -> DType:
@@ -322,18 +338,34 @@ def coefficient(op: OpSpec, reduction: Reduction, out_shape: Shape, self_shape: 
     return op.coefficient / n
 
 
-def validate(op: "str | OpSpec", grad_output: Any, self_: Any, target: Any, reduction: Any = "mean",
-             attrs: Mapping[str, Any] | None = None, *, out_shape: Shape | None = None,
+def split_args(spec: OpSpec, args: tuple[Any, ...]) -> tuple[dict[str, Any], Any, Any]:
+    """aclnn's positional order: the op's tensors (OpSpec.inputs; None for an absent optional one), then
+    reduction (default "mean"), then the attributes (a mapping, or None). Returns (role -> tensor, reduction,
+    attrs)."""
+    n = len(spec.inputs)
+    if not n <= len(args) <= n + 2:
+        raise TypeError(f"{spec.name}: expected the {n} tensors ({', '.join(i.aclnn for i in spec.inputs)}), then "
+                        f"reduction and attributes (optional), got {len(args)} positional arguments")
+    tensors = {i.role: v for i, v in zip(spec.inputs, args)}
+    reduction = args[n] if len(args) > n else "mean"
+    attrs = args[n + 1] if len(args) > n + 1 else None
+    return tensors, reduction, attrs
+
+
+def validate(op: "str | OpSpec", *args: Any, out_shape: Shape | None = None,
              out_dtype: "DType | str | np.dtype | None" = None, soc: "str | Soc | None" = None) -> Call:
-    """Validate an invocation exactly as the op's aclnn first stage does; return the normalised Call."""
+    """Validate an invocation exactly as the op's aclnn first stage does; return the normalised Call. `args`, in
+    aclnn's order: the op's tensors (None for an absent optional one), reduction (default "mean"), attributes."""
     spec = get_op(op)
+    values, reduction, attrs = split_args(spec, args)
     soc_ = get_soc(soc)
     names = {i.role: i.aclnn for i in spec.inputs}
-    values = {"grad": grad_output, "self": self_, "target": target}
-    missing = [names[r] for r, v in values.items() if v is None]
+    missing = [i.aclnn for i in spec.inputs if values[i.role] is None and not i.optional]
     if missing:
-        raise null_error(f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument)")
-    arrays = {role: _as_array(names[role], v) for role, v in values.items()}
+        raise null_error(f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument but "
+                         f"the optional ones)" if any(i.optional for i in spec.inputs) else
+                         f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument)")
+    arrays = {role: _as_array(names[role], v) for role, v in values.items() if v is not None}
     full_attrs = {a.name: a.default for a in spec.attrs}
     for key, value in (attrs or {}).items():
         if key not in full_attrs:
@@ -363,7 +395,7 @@ def validate(op: "str | OpSpec", grad_output: Any, self_: Any, target: Any, redu
     coef = spec.coefficient
     if launch or (spec.empty_rule is EmptyRule.SELF_ONLY and arrays["self"].size > 0):
         coef = coefficient(spec, v.reduction, v.result_shape, s_shape, v.iter_shape)
-    return Call(op=spec, soc=soc_, grad=arrays["grad"], self_=arrays["self"], target=arrays["target"],
+    return Call(op=spec, soc=soc_, inputs=arrays,
                 reduction=v.reduction, attrs=full_attrs, out_shape=v.result_shape, out_dtype=v.out_dtype(),
                 iter_shape=v.iter_shape, coefficient=coef, launch=launch,
                 dtypes={role: dt.from_numpy(a.dtype) for role, a in arrays.items()})

@@ -1,23 +1,20 @@
 """Public per-op functions made from the registry: one per op, with a real signature and docstring.
 
 `public_function(op, impl, keyword_only)` returns a function named after the op whose `inspect.signature` is the op's
-aclnn order (grad_output, self, target, reduction, then the op's attributes with their defaults) followed by the
-keyword-only options of the module that builds it (out_dtype, soc, backend, ...); `help()` shows both. `impl` gets
-the op, the three tensors, the reduction, the attributes as a dict (None for an op without attributes) and the
-keyword-only options.
+aclnn order (its tensors, each named by its role's Python parameter, an optional one defaulting to None; reduction;
+then the op's attributes with their defaults) followed by the keyword-only options of the module that builds it
+(out_dtype, soc, backend, ...); `help()` shows both. `impl` gets the op, the tensors (a tuple in aclnn's order), the
+reduction, the attributes as a dict (None for an op without attributes) and the keyword-only options.
 """
 from __future__ import annotations
 
 import inspect
 from typing import Any, Callable, Mapping
 
-from .opspec import OpSpec
+from .opspec import ROLE, OpSpec
 
 _POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
 _KW = inspect.Parameter.KEYWORD_ONLY
-
-# The Python names of the kernel roles, in aclnn's positional order.
-TENSOR_PARAMS = (("grad", "grad_output"), ("self", "self"), ("target", "target"))
 ATTR_TYPES: dict[str, type] = {"Float": float, "Bool": bool}  # an attribute's kernel type -> its Python type
 
 
@@ -25,7 +22,8 @@ def signature(op: OpSpec, keyword_only: Mapping[str, tuple[Any, Any]], returns: 
               reduction_default: Any = "mean") -> inspect.Signature:
     """The op's public signature: tensors, reduction, attributes, then `keyword_only` (name -> (default,
     annotation))."""
-    params = [inspect.Parameter(name, _POS, annotation=Any) for _, name in TENSOR_PARAMS]
+    params = [inspect.Parameter(ROLE[i.role].param, _POS, annotation=Any, **({"default": None} if i.optional else {}))
+              for i in op.inputs]
     params.append(inspect.Parameter("reduction", _POS, default=reduction_default, annotation=Any))
     params += [inspect.Parameter(a.name, _POS, default=a.default, annotation=ATTR_TYPES.get(a.kernel_type, Any))
                for a in op.attrs]
@@ -43,10 +41,10 @@ def public_function(op: OpSpec, impl: Callable[..., Any], keyword_only: Mapping[
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         values = bound.arguments
-        tensors = tuple(values[name] for _, name in TENSOR_PARAMS)
+        tensors = tuple(values[ROLE[i.role].param] for i in op.inputs)
         attrs = {name: values[name] for name in attr_names} if attr_names else None
         options = {name: values[name] for name in keyword_only}
-        return impl(op, *tensors, values["reduction"], attrs, **options)
+        return impl(op, tensors, values["reduction"], attrs, **options)
 
     function.__name__ = function.__qualname__ = op.name
     function.__module__ = module

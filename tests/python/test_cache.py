@@ -238,7 +238,7 @@ def test_deleting_the_cache_while_verify_runs_renders_again(tmp_path: Path, monk
     from lossgrad.dtypes import DType
 
     monkeypatch.setenv("LOSSGRAD_CACHE", str(tmp_path / "cache"))
-    kernels = [("mse_loss_backward", {r: DType.FLOAT32 for r in codegen.ROLES})]
+    kernels = [("mse_loss_backward", {r: DType.FLOAT32 for r in codegen.kernel_roles("mse_loss_backward")})]
     source = codegen.cached_bundle(kernels, build.cache_root())
     twin_runner.use_bundle(source, kernels, ["Ascend310P3"])
     try:

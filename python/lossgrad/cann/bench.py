@@ -79,7 +79,11 @@ def builtin_aclnn_spec(call: Call, run_dir: Path, cann: CannInstall) -> dict[str
     """CANN's own aclnn<Op> on the caller's arrays (aclnn argument order, its own casting and broadcasting)."""
     op = call.op
     args: list[dict[str, Any]] = []
-    for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target)):
+    for i in op.inputs:  # aclnn's argument order; an absent optional input is a null tensor
+        role, arr = i.role, call.inputs.get(i.role)
+        if arr is None:
+            args.append({"kind": "null"})
+            continue
         path = run_dir / f"aclnn_{role}.bin"
         a = np.ascontiguousarray(arr)
         a.tofile(path)

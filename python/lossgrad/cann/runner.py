@@ -442,7 +442,7 @@ def _logical_inputs(job: KernelJob, dtypes: Mapping[str, dt.DType]) -> tuple[np.
     dtype): the installed aclnn op tiles from the tensors it is given, so it must see the shapes the divisor rules
     and KL's reduction refer to, not the kernel views the direct launches use."""
     call = job.call
-    arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
+    arrays = call.inputs
     return tuple(np.array(arrays[io.role], dtype=dtypes[io.role].np_dtype, order="C", copy=True)
                  for io in call.op.kernel_inputs)
 

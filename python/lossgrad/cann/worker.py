@@ -74,6 +74,10 @@ class AclnnRun:
                 self.values.append(ctype(value))
                 argtypes.append(ctype)
                 continue
+            if arg["kind"] == "null":  # an absent optional tensor: aclnn takes a null aclTensor*
+                self.values.append(ctypes.c_void_p(None))
+                argtypes.append(ctypes.c_void_p)
+                continue
             if arg["kind"] == "tensor":
                 ptr = acl.to_device(_read(arg["path"]))
                 self.buffers.append(ptr)

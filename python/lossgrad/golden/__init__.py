@@ -135,11 +135,13 @@ def _evaluate(call: Call, compute: str, sat16: bool, sat32: bool) -> np.ndarray:
     work = _WORK_DTYPE[compute]
     f64, f32 = formulas(call.op)
     formula = f64 if compute == "float64" else f32
-    inputs = [np.broadcast_to(_op_input(call, role, arr).astype(work), call.iter_shape)
-              for role, arr in (("grad", call.grad), ("self", call.self_), ("target", call.target))]
+    # The op's inputs in role order, each broadcast to the iteration space; None for an absent optional one.
+    inputs: list[np.ndarray | None] = [
+        np.broadcast_to(_op_input(call, role, call.inputs[role]).astype(work), call.iter_shape)
+        if role in call.inputs else None for role in call.op.roles]
     if sat32:  # a 16-bit input's Cast to float32 is a conversion: its NaN becomes 0 (float32 inputs are only moved)
-        inputs = [ew.saturate(x) if call.dtypes[role].is_float and call.dtypes[role].itemsize == 2 else x
-                  for x, role in zip(inputs, ("grad", "self", "target"))]
+        inputs = [ew.saturate(x) if x is not None and call.dtypes[role].is_float and call.dtypes[role].itemsize == 2
+                  else x for x, role in zip(inputs, call.op.roles)]
     c = work.type(call.coefficient)  # float32 mode: the kernels hold the coefficient as one float32 scalar
     reduced = tuple(call.iter_shape) != tuple(call.out_shape)
     with np.errstate(all="ignore"):
@@ -160,16 +162,11 @@ def _evaluate(call: Call, compute: str, sat16: bool, sat32: bool) -> np.ndarray:
         return np.array(_round_sat(values, call.out_dtype, sat16, sat32), order="C")  # ascontiguousarray: 0-d -> 1-d
 
 
-def _run(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None,
-         out_dtype: "DType | str | np.dtype | None", soc: "str | Soc | None", compute: str) -> np.ndarray:
-    _check_mode(compute)  # before validation, so a bad mode is reported even for an invalid call
-    call = validate(op, grad_output, self_, target, reduction, attrs, out_dtype=out_dtype, soc=soc)
-    return compute_call(call, compute)
-
-
-def _impl(op: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None, *,
+def _impl(op: OpSpec, tensors: tuple[Any, ...], reduction: Any, attrs: dict[str, Any] | None, *,
           out_dtype: "DType | str | np.dtype | None", soc: "str | Soc | None", compute: str) -> np.ndarray:
-    return _run(op, grad_output, self_, target, reduction, attrs, out_dtype, soc, compute)
+    _check_mode(compute)  # before validation, so a bad mode is reported even for an invalid call
+    call = validate(op, *tensors, reduction, attrs, out_dtype=out_dtype, soc=soc)
+    return compute_call(call, compute)
 
 
 # lossgrad.golden.<op name> for every op of the registry.

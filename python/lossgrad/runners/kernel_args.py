@@ -8,12 +8,8 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import DType
-from ..registry import INPUT_ROLES
 from ..tiling import TilingPlan, plan, problem_from_call
 from ..validation import Call
-
-ROLES = INPUT_ROLES
-
 
 def kernel_view(arr: np.ndarray) -> np.ndarray:
     """A C-contiguous copy of the data the kernel must read: dims a NumPy broadcast view repeats (stride 0) shrink
@@ -28,16 +24,16 @@ class KernelArgs:
     dtypes: dict[str, DType]        # grad/self/target/out as the kernel is instantiated
     tiling: TilingPlan
 
-    def ordered(self, call: Call) -> list[np.ndarray]:
-        """The inputs in the kernel's parameter order (registry kernel_inputs)."""
-        return [self.inputs[io.role] for io in call.op.kernel_inputs]
+    def ordered(self, call: Call) -> list[np.ndarray | None]:
+        """The inputs in the kernel's parameter order (registry kernel_inputs); None for an absent optional one."""
+        return [self.inputs.get(io.role) for io in call.op.kernel_inputs]
 
 
 def prepare(call: Call) -> KernelArgs:
-    arrays = {"grad": call.grad, "self": call.self_, "target": call.target}
+    arrays = call.inputs
     inputs: dict[str, np.ndarray] = {}
     kernel_dtypes = call.kernel_dtypes  # a non-float input (L1 only) is cast by the op_api before the kernel
-    for role in ROLES:
+    for role in call.roles:  # an absent optional input has no kernel view: the kernel never reads it
         inputs[role] = kernel_view(arrays[role]).astype(kernel_dtypes[role].np_dtype, copy=False)
     dtypes = {r: dt.from_numpy(a.dtype) for r, a in inputs.items()}
     dtypes["out"] = call.out_dtype

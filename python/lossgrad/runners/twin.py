@@ -51,7 +51,7 @@ def run_twin(call: Call, auto_sync: bool | None = None, timing: bool = False, l2
     if auto_sync is None:
         auto_sync = default_auto_sync()
     args = prepare(call)
-    bundled = _bundles.get((call.op.name, call.soc.name, tuple(args.dtypes[r] for r in codegen.ROLES)))
+    bundled = _bundles.get((call.op.name, call.soc.name, tuple(args.dtypes[r] for r in codegen.kernel_roles(call.op))))
     if bundled is not None:
         source, index, kernels = bundled
         name, tiling_key = BUNDLE_ENTRY, bundle_key(index, args.tiling.tiling_key)
@@ -134,7 +134,8 @@ def use_bundle(source: Path, kernels: Sequence[tuple[str, Mapping[str, DType]]],
     every = tuple((op, dict(dtypes)) for op, dtypes in kernels)
     for i, (op, dtypes) in enumerate(kernels):
         for soc in socs:
-            _bundles[(get_op(op).name, soc, tuple(dtypes[r] for r in codegen.ROLES))] = (Path(source), i, every)
+            key = tuple(dtypes[r] for r in codegen.kernel_roles(op))
+            _bundles[(get_op(op).name, soc, key)] = (Path(source), i, every)
 
 
 def clear_bundles() -> None:

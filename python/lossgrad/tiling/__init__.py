@@ -107,7 +107,7 @@ def knobs(*, ub_budget: int | None = None, fold_tiles: int | None = None) -> Ite
 def problem_from_call(call: Call, shapes: Mapping[str, tuple[int, ...]] | None = None) -> KernelProblem:
     """`shapes` overrides the inputs' shapes with their kernel views (see runners: stride-0 dims become 1). The UB
     budget and KL's fold length are the defaults, or those an enclosing `knobs()` sets."""
-    caller = {"grad": tuple(call.grad.shape), "self": tuple(call.self_.shape), "target": tuple(call.target.shape)}
+    caller = {r: tuple(a.shape) for r, a in call.inputs.items()}
     sh = dict(caller)
     if shapes:
         sh.update({k: tuple(v) for k, v in shapes.items()})

@@ -215,7 +215,7 @@ def c_tables_header() -> str:
         "struct OpFacts {",
         "    const char* name;",
         "    int32_t inputRoles[kNumInputRoles];  // role of each kernel input (OpSpec.kernel_inputs order)",
-        "    bool readsRole[kNumInputRoles];  // the kernel reads the input's values, by role (TensorInput.values_read)",
+        "    bool readsRole[kNumInputRoles];  // the kernel reads the input's values (TensorInput.values_read)",
         "    OutputRule output;           // OpSpec.output_shape",
         "    double coefficient;          // OpSpec.coefficient (numerator of the reduction coefficient)",
         "    Divisor meanDivisor;",

@@ -47,7 +47,8 @@ FIELDS: tuple[Field, ...] = (
     Field("alignElems", "uint32_t", 1, "flat mode: first tile of a core ends on this element multiple (512 B)"),
     Field("flags", "uint32_t", 1, "bit0 log_target, bit1 beta == 0"),
     Field("bufMask", "uint32_t", 1, "buffers of the plan to allocate (tiling/ub_plan.py MASK_* bits)"),
-    Field("modes", "uint32_t", 1, f"2 bits per input, by role ({', '.join(INPUT_ROLES)}): 0 stream, 1 row, 2 col, 3 scalar"),
+    Field("modes", "uint32_t", 1,
+          f"2 bits per input, by role ({', '.join(INPUT_ROLES)}): 0 stream, 1 row, 2 col, 3 scalar"),
     Field("segments", "uint32_t", 1, "KL reduction: cores sharing each output piece's reduced range (two-stage "
                                      "sum through the workspace when > 1)"),
     Field("foldTiles", "uint32_t", 1, "KL reduction: tiles summed lane-wise before a fold, and folds summed before "

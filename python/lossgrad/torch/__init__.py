@@ -36,18 +36,18 @@ def _check_scalars(spec: OpSpec, reduction: Any, attrs: tuple[Any, ...]) -> None
             raise invalid_error(f"{attr.aclnn_name}: expected a real number, got {type(value).__name__}")
 
 
-def _call(spec: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: tuple[Any, ...],
-          out_dtype: Any, soc_name: str | None) -> _torch.Tensor:
-    missing = [name for name, v in zip(spec.aclnn_params, (grad_output, self_, target)) if v is None]
-    if missing:  # the schema's tensors are not optional: aclnn's null check happens here
+def _call(spec: OpSpec, tensors: tuple[Any, ...], reduction: Any, attrs: tuple[Any, ...], out_dtype: Any,
+          soc_name: str | None) -> _torch.Tensor:
+    missing = [i.aclnn for i, v in zip(spec.inputs, tensors) if v is None and not i.optional]
+    if missing:  # the schema's required tensors are not optional: aclnn's null check happens here
         raise null_error(f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument)")
     _check_scalars(spec, reduction, attrs)
-    return op(spec.name)(grad_output, self_, target, reduction, *attrs, out_dtype=out_dtype, soc=soc_name)
+    return op(spec.name)(*tensors, reduction, *attrs, out_dtype=out_dtype, soc=soc_name)
 
 
-def _impl(spec: OpSpec, grad_output: Any, self_: Any, target: Any, reduction: Any, attrs: dict[str, Any] | None, *,
+def _impl(spec: OpSpec, tensors: tuple[Any, ...], reduction: Any, attrs: dict[str, Any] | None, *,
           out_dtype: "_torch.dtype | None", soc: str | None) -> _torch.Tensor:
-    return _call(spec, grad_output, self_, target, reduction, tuple((attrs or {}).values()), out_dtype, soc)
+    return _call(spec, tensors, reduction, tuple((attrs or {}).values()), out_dtype, soc)
 
 
 # lossgrad.torch.<op name>: torch.ops.lossgrad.<op name> with aclnn's null check (reduction as int or name), and each

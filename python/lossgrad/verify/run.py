@@ -164,7 +164,7 @@ def _kernel_dtypes(case: Case) -> dict[str, DType] | None:
         return None
     if not all(d.is_float for d in dts):
         return None
-    return dict(zip(codegen.ROLES, dts))
+    return dict(zip(codegen.kernel_roles(case.op), dts))
 
 
 def _plan(todo: Sequence[Case]) -> list[_Group]:
@@ -184,7 +184,7 @@ def _plan(todo: Sequence[Case]) -> list[_Group]:
         if dts is not None and (case.op, dts) not in g.kernels:
             g.kernels.append((case.op, dts))
     for g in groups.values():  # a stable order: the same selection of cases gives the same bundle (a cache hit)
-        g.kernels.sort(key=lambda k: (k[0], [k[1][r].label for r in codegen.ROLES]))
+        g.kernels.sort(key=lambda k: (k[0], [k[1][r].label for r in codegen.kernel_roles(k[0])]))
     return list(groups.values())
 
 

@@ -58,7 +58,8 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("dma_probe")
     (d / "lossgrad_tiling_data.h").write_text(td.c_header())
     src = d / "probe.cpp"
-    src.write_text(codegen.render_kernel("mse_loss_backward", {r: DType.FLOAT32 for r in codegen.ROLES}) + PROBE)
+    f32 = {r: DType.FLOAT32 for r in codegen.kernel_roles("mse_loss_backward")}
+    src.write_text(codegen.render_kernel("mse_loss_backward", f32) + PROBE)
     return src
 
 

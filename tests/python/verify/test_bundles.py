@@ -23,7 +23,7 @@ F32, F16 = DType.FLOAT32, DType.FLOAT16
 
 
 def _dtypes(*d: DType) -> dict[str, DType]:
-    return dict(zip(codegen.ROLES, d))
+    return dict(zip(codegen.kernel_roles("mse_loss_backward"), d))
 
 
 def test_a_bundled_kernel_runs_exactly_as_its_own_library() -> None:
