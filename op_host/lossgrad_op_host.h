@@ -103,7 +103,7 @@ inline void SetUnknownRank(gert::Shape* s)
 }
 
 // Output = broadcast of all inputs (L1, MSE, SmoothL1: registry OutputShape.BROADCAST_ALL).
-inline ge::graphStatus InferBroadcastAll(gert::InferShapeContext* context, size_t num_inputs)
+inline ge::graphStatus InferBroadcastAll(gert::InferShapeContext* context, size_t num_inputs, uint32_t optional)
 {
     if (context == nullptr) {
         return ge::GRAPH_FAILED;
@@ -113,16 +113,22 @@ inline ge::graphStatus InferBroadcastAll(gert::InferShapeContext* context, size_
         return ge::GRAPH_FAILED;
     }
     gert::Shape acc;
+    bool first = true;
     for (size_t i = 0; i < num_inputs; ++i) {
-        const gert::Shape* in = context->GetInputShape(i);
+        const bool is_optional = (optional >> i & 1U) != 0;
+        const gert::Shape* in = is_optional ? context->GetOptionalInputShape(i) : context->GetInputShape(i);
         if (in == nullptr) {
+            if (is_optional) {
+                continue; // an absent optional input takes no part
+            }
             return ge::GRAPH_FAILED;
         }
         if (IsUnknownRank(*in)) {
             SetUnknownRank(out);
             return ge::GRAPH_SUCCESS;
         }
-        if (i == 0) {
+        if (first) {
+            first = false;
             acc = *in;
         } else if (!BroadcastInto(acc, *in, &acc)) {
             LogError(context->GetNodeName(), "input shapes do not broadcast");
@@ -158,14 +164,18 @@ inline ge::graphStatus InferDtypeSameAs(gert::InferDataTypeContext* context, siz
 
 // aclnn's promotion restricted to the kernel's float types: equal types stay, anything else meets in float32
 // (f16 + bf16 -> f32, x + f32 -> f32).
-inline ge::graphStatus InferDtypePromoted(gert::InferDataTypeContext* context, size_t num_inputs)
+inline ge::graphStatus InferDtypePromoted(gert::InferDataTypeContext* context, size_t num_inputs, uint32_t optional)
 {
-    if (context == nullptr || num_inputs == 0) {
+    if (context == nullptr || num_inputs == 0 || (optional & 1U) != 0) {
         return ge::GRAPH_FAILED;
     }
     ge::DataType acc = context->GetInputDataType(0);
     for (size_t i = 1; i < num_inputs; ++i) {
-        const ge::DataType dt = context->GetInputDataType(i);
+        const bool is_optional = (optional >> i & 1U) != 0;
+        const ge::DataType dt = is_optional ? context->GetOptionalInputDataType(i) : context->GetInputDataType(i);
+        if (is_optional && (dt == ge::DT_UNDEFINED || dt == ge::DT_MAX)) {
+            continue; // an absent optional input takes no part
+        }
         if (dt != acc) {
             acc = ge::DT_FLOAT;
         }
@@ -259,6 +269,12 @@ struct AttrLayout {
     bool log_target_default;
 };
 
+// The op's tensor inputs (OpDef Input() order): how many, and which are ParamType(OPTIONAL) (bit i).
+struct InputLayout {
+    int32_t num_inputs;
+    uint32_t optional;
+};
+
 inline bool ReadTensor(const gert::StorageShape* shape, const gert::CompileTimeTensorDesc* desc,
                        lossgrad_tiling::TensorDesc* out)
 {
@@ -289,7 +305,8 @@ inline ge::graphStatus Fail(const char* node, const char* what)
 
 // The TilingFunc body of every op: context -> Inputs -> Compute -> context. Any failure returns GRAPH_FAILED,
 // which aclnn reports as a tiling error before anything is launched.
-inline ge::graphStatus RunTiling(gert::TilingContext* context, lossgrad_tiling::OpId op, const AttrLayout& layout)
+inline ge::graphStatus RunTiling(gert::TilingContext* context, lossgrad_tiling::OpId op, const InputLayout& inputs,
+                                 const AttrLayout& layout)
 {
     if (context == nullptr) {
         return ge::GRAPH_FAILED;
@@ -321,8 +338,21 @@ inline ge::graphStatus RunTiling(gert::TilingContext* context, lossgrad_tiling::
         return Fail(node, "the platform reports 0 vector cores or 0 bytes of UB");
     }
 
-    for (size_t i = 0; i < static_cast<size_t>(lossgrad_tiling::kNumInputs); ++i) {
-        if (!ReadTensor(context->GetInputShape(i), context->GetInputDesc(i), &in.inputs[i])) {
+    if (inputs.num_inputs < 0 || inputs.num_inputs > lossgrad_tiling::kNumInputs) {
+        return Fail(node, "the op declares more tensor inputs than the tiling core takes");
+    }
+    in.num_inputs = inputs.num_inputs;
+    for (size_t i = 0; i < static_cast<size_t>(inputs.num_inputs); ++i) {
+        const bool optional = (inputs.optional >> i & 1U) != 0;
+        // An optional input the caller leaves out (a null aclTensor*) has no shape in the context: the kernel's
+        // variant for it never reads its GM address (the tiling key says which).
+        if (optional && context->GetOptionalInputShape(i) == nullptr) {
+            in.absent |= 1U << i;
+            continue;
+        }
+        const gert::StorageShape* shape = optional ? context->GetOptionalInputShape(i) : context->GetInputShape(i);
+        const gert::CompileTimeTensorDesc* desc = optional ? context->GetOptionalInputDesc(i) : context->GetInputDesc(i);
+        if (!ReadTensor(shape, desc, &in.inputs[i])) {
             return Fail(node, "an input has no shape/desc, an unknown dim, rank > 8 or a dtype other than "
                               "float32/float16/bfloat16");
         }

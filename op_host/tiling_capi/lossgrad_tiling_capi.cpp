@@ -13,7 +13,7 @@
 namespace {
 
 // Bump when the signature or the meaning of an argument changes; Python refuses a library of another version.
-constexpr int32_t kAbiVersion = 3;
+constexpr int32_t kAbiVersion = 4;
 
 void CopyMessage(char* dst, uint32_t capacity, const char* src)
 {
@@ -23,7 +23,8 @@ void CopyMessage(char* dst, uint32_t capacity, const char* src)
 }
 
 // The core's Inputs from the flat arguments (see lossgrad_tiling_compute).
-lossgrad_tiling::Inputs MakeInputs(int32_t op, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes,
+lossgrad_tiling::Inputs MakeInputs(int32_t op, int32_t num_inputs, uint32_t absent, const int32_t* ranks,
+                                   const int64_t* dims, const int32_t* dtypes,
                                    const int32_t* logical_ranks, const int64_t* logical_dims, int32_t reduction,
                                    double beta, int32_t log_target, uint32_t core_num, uint64_t ub_bytes,
                                    int32_t npu_arch, uint32_t kl_fold_tiles)
@@ -31,14 +32,19 @@ lossgrad_tiling::Inputs MakeInputs(int32_t op, const int32_t* ranks, const int64
     using namespace lossgrad_tiling;
     Inputs in{};
     in.op = static_cast<OpId>(op);
-    for (int32_t t = 0; t <= kNumInputs; ++t) {
-        TensorDesc& d = t < kNumInputs ? in.inputs[t] : in.output;
+    in.num_inputs = num_inputs;
+    in.absent = absent;
+    if (num_inputs < 0 || num_inputs > kNumInputs) {
+        return in; // Compute refuses it: no op takes that many inputs
+    }
+    for (int32_t t = 0; t <= num_inputs; ++t) {
+        TensorDesc& d = t < num_inputs ? in.inputs[t] : in.output;
         d.rank = ranks[t];
         d.dtype = static_cast<DataType>(dtypes[t]);
         std::memcpy(d.dims, dims + t * kMaxRank, sizeof(d.dims));
     }
     in.has_logical = logical_ranks != nullptr && logical_dims != nullptr;
-    for (int32_t t = 0; in.has_logical && t < kNumInputs; ++t) {
+    for (int32_t t = 0; in.has_logical && t < num_inputs; ++t) {
         in.logical[t].rank = logical_ranks[t];
         in.logical[t].dtype = in.inputs[t].dtype;
         std::memcpy(in.logical[t].dims, logical_dims + t * kMaxRank, sizeof(in.logical[t].dims));
@@ -67,14 +73,15 @@ __attribute__((visibility("default"))) uint32_t lossgrad_tiling_data_capacity()
     return static_cast<uint32_t>(lossgrad_tiling::kMaxTilingDataBytes);
 }
 
-// ranks[kNumInputs + 1] and dims[(kNumInputs + 1) * kMaxRank]: the kernel inputs in the op's kernel input order,
-// then the output; dtypes[kNumInputs + 1] likewise (ge::DataType numbers). logical_ranks[kNumInputs] and
-// logical_dims[kNumInputs * kMaxRank], or null: the inputs'
+// num_inputs: the op's kernel inputs (<= kNumInputs); absent: bit i set when input i is an absent optional one (its
+// entries are ignored). ranks[num_inputs + 1] and dims[(num_inputs + 1) * kMaxRank]: the kernel inputs in the op's
+// kernel input order, then the output; dtypes[num_inputs + 1] likewise (ge::DataType numbers).
+// logical_ranks[num_inputs] and logical_dims[num_inputs * kMaxRank], or null: the inputs'
 // shapes as the caller sees them when the inputs are kernel views (Inputs::logical). Returns
 // lossgrad_tiling::Status; on kOk fills every output (check_complete: Result::plan_check_complete), otherwise only
 // `message`. Never throws: an exception from the core becomes kInternal with its text.
 __attribute__((visibility("default"))) int32_t lossgrad_tiling_compute(
-    int32_t op, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes, const int32_t* logical_ranks,
+    int32_t op, int32_t num_inputs, uint32_t absent, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes, const int32_t* logical_ranks,
     const int64_t* logical_dims, int32_t reduction, double beta,
     int32_t log_target, uint32_t core_num, uint64_t ub_bytes, int32_t npu_arch, uint32_t kl_fold_tiles,
     uint32_t* block_dim,
@@ -89,8 +96,8 @@ __attribute__((visibility("default"))) int32_t lossgrad_tiling_compute(
         return static_cast<int32_t>(Status::kInvalidArgument);
     }
     try {
-        const Inputs in = MakeInputs(op, ranks, dims, dtypes, logical_ranks, logical_dims, reduction, beta, log_target,
-                                     core_num, ub_bytes, npu_arch, kl_fold_tiles);
+        const Inputs in = MakeInputs(op, num_inputs, absent, ranks, dims, dtypes, logical_ranks, logical_dims,
+                                     reduction, beta, log_target, core_num, ub_bytes, npu_arch, kl_fold_tiles);
         static thread_local Result result; // ~1.3 KB: off the caller's stack, one per thread (Compute is pure)
         const Status status = Compute(in, &result);
         if (status != Status::kOk) {
@@ -121,7 +128,7 @@ __attribute__((visibility("default"))) int32_t lossgrad_tiling_compute(
 // describe, as lossgrad_tiling_compute takes them. Returns lossgrad_tiling::Status: kOk when the plan is safe,
 // kInternal with the violation in `message`, another status when the call itself is refused.
 __attribute__((visibility("default"))) int32_t lossgrad_tiling_check(
-    int32_t op, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes, const int32_t* logical_ranks,
+    int32_t op, int32_t num_inputs, uint32_t absent, const int32_t* ranks, const int64_t* dims, const int32_t* dtypes, const int32_t* logical_ranks,
     const int64_t* logical_dims, int32_t reduction, double beta, int32_t log_target, uint32_t core_num,
     uint64_t ub_bytes, int32_t npu_arch, uint32_t kl_fold_tiles, const uint8_t* data, uint32_t data_size,
     uint64_t workspace_bytes, char* message, uint32_t message_capacity)
@@ -132,8 +139,8 @@ __attribute__((visibility("default"))) int32_t lossgrad_tiling_check(
         return static_cast<int32_t>(Status::kInvalidArgument);
     }
     try {
-        const Inputs in = MakeInputs(op, ranks, dims, dtypes, logical_ranks, logical_dims, reduction, beta, log_target,
-                                     core_num, ub_bytes, npu_arch, kl_fold_tiles);
+        const Inputs in = MakeInputs(op, num_inputs, absent, ranks, dims, dtypes, logical_ranks, logical_dims,
+                                     reduction, beta, log_target, core_num, ub_bytes, npu_arch, kl_fold_tiles);
         static thread_local Result result;
         const Status status = CheckTiling(in, data, data_size, workspace_bytes, &result);
         if (status != Status::kOk) {

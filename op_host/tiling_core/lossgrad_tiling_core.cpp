@@ -57,7 +57,7 @@ constexpr int32_t kTarget = tb::kRoleTarget;
 constexpr int32_t kOut = tb::kRoleOut;
 constexpr int32_t kRoles = tb::kNumRoles;
 constexpr int32_t kInputs = tb::kNumInputRoles; // the input roles come first: kOut == kInputs
-static_assert(kOut == kInputs && kInputs == kNumInputs, "roles: the inputs, then the output");
+static_assert(kOut == kInputs && kInputs <= kNumInputs, "roles: the inputs, then the output");
 
 enum Mode : uint32_t {
     kStream = LOSSGRAD_MODE_STREAM,
@@ -166,11 +166,11 @@ uint64_t GmRowAlignBytes(int32_t npu_arch)
     return 32;
 }
 
-const tb::BufferPlan* FindPlan(int32_t op, bool grad_scalar, int32_t npu_arch)
+const tb::BufferPlan* FindPlan(int32_t op, bool grad_scalar, uint64_t absent_key, int32_t npu_arch)
 {
     const tb::BufferPlan* other = nullptr;
     for (const tb::BufferPlan& p : tb::kBufferPlans) {
-        if (p.op != op || p.gradScalar != grad_scalar) {
+        if (p.op != op || p.gradScalar != grad_scalar || p.absent != absent_key) {
             continue;
         }
         if (p.npuArch == npu_arch) {
@@ -217,7 +217,9 @@ uint64_t Divisor(tb::Divisor rule, const Shape& out, const Shape& self, const Sh
 struct Problem {
     const tb::OpFacts* op = nullptr;
     int32_t op_index = 0;
-    Shape shapes[kRoles];        // each input as the kernel reads it (by role); out as written
+    Shape shapes[kRoles];        // each input as the kernel reads it (by role; rank 0 for one the call lacks); out
+    bool present[kRoles] = {};   // the call has the input (the op declares it and it is not absent); out: true
+    uint64_t absent_key = 0;     // the tiling-key bits of the absent optional inputs
     uint32_t bytes[kRoles] = {}; // dtype sizes
     bool is_f32[kRoles] = {};
     Shape iter;
@@ -231,10 +233,16 @@ struct Problem {
     int32_t npu_arch = 0;
 };
 
-// The narrowest element of the call's tensors (every role's dtype, read or not): the 32-byte unit counts in it.
+// The narrowest element of the call's tensors (those it has, read or not): the 32-byte unit counts in it.
 uint64_t Narrowest(const Problem& p)
 {
-    return *std::min_element(p.bytes, p.bytes + kRoles);
+    uint64_t narrowest = p.bytes[kOut];
+    for (int32_t r = 0; r < kInputs; ++r) {
+        if (p.present[r]) {
+            narrowest = std::min<uint64_t>(narrowest, p.bytes[r]);
+        }
+    }
+    return narrowest;
 }
 
 // _Loop: loop dims in loop order and each operand's element strides.
@@ -440,7 +448,7 @@ uint64_t DmaTileLimit(const Problem& p)
 // element are counted exactly in 1/kBytesDenominator units. False when the plan does not fit.
 bool TileLen(const Problem& p, bool grad_scalar, uint32_t mask, uint64_t* tile, Result* out)
 {
-    const tb::BufferPlan* plan = FindPlan(p.op_index, grad_scalar, p.npu_arch);
+    const tb::BufferPlan* plan = FindPlan(p.op_index, grad_scalar, p.absent_key, p.npu_arch);
     if (plan == nullptr) {
         Fail(out, Status::kInternal, "no buffer plan for op %d", static_cast<int>(p.op_index));
         return false;
@@ -573,13 +581,34 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
     p->op = &op;
     p->op_index = op_index;
 
+    const char* const* kNames = tb::kRoleNames;
+    if (in.num_inputs != op.numInputs) {
+        return Fail(out, Status::kInvalidArgument, "%s takes %d tensor inputs, got %d", op.name,
+                    static_cast<int>(op.numInputs), static_cast<int>(in.num_inputs));
+    }
+    if (op.numInputs < 32 && (in.absent >> op.numInputs) != 0) {
+        return Fail(out, Status::kInvalidArgument, "absent-input bits 0x%x beyond the op's %d inputs",
+                    static_cast<unsigned>(in.absent), static_cast<int>(op.numInputs));
+    }
     const TensorDesc* descs[kRoles] = {};
-    for (int32_t i = 0; i < kNumInputs; ++i) {
-        descs[op.inputRoles[i]] = &in.inputs[i];
+    for (int32_t i = 0; i < op.numInputs; ++i) {
+        const int32_t r = op.inputRoles[i];
+        if ((in.absent >> i & 1U) == 0) {
+            descs[r] = &in.inputs[i];
+        } else if (op.optionalRole[r]) {
+            p->absent_key |= tb::kKeyAbsent[r];
+        } else {
+            return Fail(out, Status::kInvalidArgument, "%s: a required input is absent", kNames[r]);
+        }
     }
     descs[kOut] = &in.output;
-    const char* const* kNames = tb::kRoleNames;
     for (int32_t r = 0; r < kRoles; ++r) {
+        if (descs[r] == nullptr) { // an input the call lacks: a scalar the loop never reads (strides 0)
+            p->shapes[r] = Shape{};
+            p->bytes[r] = 4;
+            continue;
+        }
+        p->present[r] = true;
         const TensorDesc& t = *descs[r];
         if (t.rank < 0 || t.rank > kMaxRank) {
             return Fail(out, Status::kInvalidArgument, "%s: rank %d is outside 0..%d", kNames[r],
@@ -606,8 +635,11 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
     Shape caller[kInputs];
     std::copy(p->shapes, p->shapes + kInputs, caller);
     if (in.has_logical) {
-        for (int32_t i = 0; i < kNumInputs; ++i) {
+        for (int32_t i = 0; i < op.numInputs; ++i) {
             const int32_t r = op.inputRoles[i];
+            if (!p->present[r]) {
+                continue;
+            }
             const TensorDesc& t = in.logical[i];
             if (t.rank < 0 || t.rank > kMaxRank) {
                 return Fail(out, Status::kInvalidArgument, "%s: logical rank %d is outside 0..%d", kNames[r],
@@ -662,7 +694,9 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         const uint64_t o = PaddedDim(outs, p->iter.rank, d);
         p->reduces = p->reduces || (p->iter.dims[d] != 1 && o == 1);
     }
-    std::copy(op.readsRole, op.readsRole + kInputs, p->reads);
+    for (int32_t r = 0; r < kInputs; ++r) {
+        p->reads[r] = op.readsRole[r] && p->present[r];
+    }
 
     // Reduction and coefficient (validation.parse_reduction, validation.coefficient).
     const int32_t reduction = ParseReduction(op, static_cast<int32_t>(in.reduction));
@@ -833,7 +867,7 @@ Status Compute(const Inputs& in, Result* out)
             mask |= 1U << tb::kMaskWork[r];
         }
     }
-    const tb::BufferPlan* plan = FindPlan(p.op_index, grad_scalar, p.npu_arch);
+    const tb::BufferPlan* plan = FindPlan(p.op_index, grad_scalar, p.absent_key, p.npu_arch);
     if (plan != nullptr && plan->needsConstants) {
         mask |= 1U << tb::kMaskConst;
     }
@@ -1005,7 +1039,7 @@ Status Compute(const Inputs& in, Result* out)
 
     out->status = Status::kOk;
     out->block_dim = td.blockDim;
-    out->tiling_key = (grad_scalar ? tb::kKeyGradScalar : 0) | (kl_reduce ? tb::kKeyKlReduce : 0);
+    out->tiling_key = (grad_scalar ? tb::kKeyGradScalar : 0) | (kl_reduce ? tb::kKeyKlReduce : 0) | p.absent_key;
     out->workspace_bytes = workspace;
     out->tiling_size = static_cast<uint32_t>(sizeof(td));
     // What the kernel's TPipe allocates at this tile length (tile < 2^32 here, so the product fits 64 bits).

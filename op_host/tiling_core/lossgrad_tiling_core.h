@@ -15,8 +15,8 @@
 namespace lossgrad_tiling {
 
 constexpr int32_t kMaxRank = 8;              // aclnn's rank limit for every op (registry MAX_RANK)
-constexpr int32_t kNumInputs = 3;            // tensor inputs of every op: len(registry INPUT_ROLES), checked by
-                                             // lossgrad_tiling_tables.h
+constexpr int32_t kNumInputs = 5;            // the most tensor inputs an op has: one per role of opspec.ROLES
+                                             // (checked by lossgrad_tiling_tables.h)
 constexpr size_t kMaxTilingDataBytes = 1024; // capacity of Result::tiling_data; sizeof(LossGradTilingData) must fit
 constexpr size_t kMessageBytes = 256;
 // A launch's numBlocks is in [1, 65535] (asc-devkit docs/zh, SIMD-BuiltIn keywords): a platform reporting more cores
@@ -55,7 +55,10 @@ struct TensorDesc {
 struct Inputs {
     OpId op;
     // In the op's kernel input order (registry OpSpec.kernel_inputs, i.e. the OpDef Input() order), not aclnn's
-    // argument order. The role of each position (grad/self/target) is fixed per op by the registry.
+    // argument order. The role of each position (grad/self/target/...) is fixed per op by the registry.
+    int32_t num_inputs;  // the op's kernel inputs (positions [0, num_inputs) of `inputs` and `logical`)
+    uint32_t absent;     // bit i: kernel input i is an optional input the call leaves out (a null tensor); its
+                         // TensorDesc is ignored
     TensorDesc inputs[kNumInputs];
     TensorDesc output;
     // The inputs' shapes as the caller sees them, when `inputs` are kernel views: buffers in which dims a broadcast

@@ -20,8 +20,9 @@ from .dtypes import DType
 from .project_files import project_root
 from .registry import INPUT_ROLES, OPS_DIR, ROLE, OpSpec, OutputShape, get_op
 from .socs import ARCHS
-from .tiling import KEY_GRAD_SCALAR, KEY_KL_REDUCE
+from .tiling import KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, absent_key
 from .tiling import data as tiling_data
+from .tiling.cxx_tables import absent_sets
 from .tiling import ub_plan as buffer_plan
 
 
@@ -68,28 +69,45 @@ def _types(op: OpSpec, dtypes: Mapping[str, DType] | None) -> dict[str, str]:
     return {r: f"DTYPE_{protos[r].upper()}" for r in kernel_roles(op)}
 
 
-def _variants(spec: OpSpec) -> list[tuple[int, bool, bool]]:
-    """(tiling key, grad is scalar, KL reduction) of each code path the kernel branches to."""
-    variants = [(0, False, False), (KEY_GRAD_SCALAR, True, False)]
+def _variants(spec: OpSpec) -> list[tuple[int, bool, bool, int]]:
+    """(tiling key, grad is scalar, KL reduction, absent-input key bits) of each code path the kernel branches to:
+    for every set of optional inputs a call may leave out."""
+    base = [(0, False, False), (KEY_GRAD_SCALAR, True, False)]
     if spec.output_shape is OutputShape.SELF:
-        variants += [(KEY_KL_REDUCE, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, True, True)]
-    return variants
+        base += [(KEY_KL_REDUCE, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, True, True)]
+    return [(key | absent_key(absent), gs, klr, absent_key(absent)) for absent in absent_sets(spec)
+            for key, gs, klr in base]
+
+
+def _optional(spec: OpSpec) -> list[dict[str, object]]:
+    """The op's optional inputs: the kernel class's presence constant of each and its absent-key bit."""
+    return [{"role": r, "has": "kHas" + "".join(w.capitalize() for w in r.split("_")), "key": KEY_ABSENT[r]}
+            for r in spec.roles if spec.input(r).optional]
+
+
+def _guard(spec: OpSpec, role: str) -> str:
+    """The C++ condition under which the kernel class touches the input's Operand ("" always): gradOutput not a
+    scalar, an optional input present."""
+    if role == "grad":
+        return "!GRAD_SCALAR"
+    return next((str(o["has"]) for o in _optional(spec) if o["role"] == role), "")
 
 
 def _inputs(spec: OpSpec) -> list[dict[str, object]]:
-    """What the kernel template states once per input, in role order (the tiling's per-input arrays): its role, its
-    element type parameter, its Operand member, its float lanes, its LOSSGRAD_ROLE_ constant, whether the kernel
-    reads its values."""
+    """What the kernel template states once per input of the op, in role order (the tiling's per-input arrays): its
+    role, its element type parameter, its Operand member, its float lanes, its LOSSGRAD_ROLE_ constant, whether the
+    kernel reads its values, the condition under which it exists (_guard)."""
     return [{"role": r, "T": ROLE[r].type_param, "member": f"{r}_", "var": ROLE[r].lanes,
-             "cpp": f"LOSSGRAD_ROLE_{r.upper()}", "read": spec.input(r).values_read} for r in INPUT_ROLES]
+             "cpp": f"LOSSGRAD_ROLE_{r.upper()}", "read": spec.input(r).values_read, "guard": _guard(spec, r)}
+            for r in spec.roles]
 
 
 def _slot_exprs(spec: OpSpec) -> dict[str, str]:
     """C++ byte offsets of the input slices in one inQ_ buffer, and the buffer's size ("bytes"), from the bank
-    leads of ub_plan (in units of the kernel's kBankSkew; one expression per GRAD_SCALAR variant)."""
-    per_variant: list[dict[str, str]] = []
-    for grad_scalar in (False, True):
-        roles = [r for r in buffer_plan.read_roles(spec) if not (r == "grad" and grad_scalar)]
+    leads of ub_plan (in units of the kernel's kBankSkew; one expression per GRAD_SCALAR variant, and per set of
+    absent optional inputs)."""
+    def exprs_of(grad_scalar: bool, absent: tuple[str, ...]) -> dict[str, str]:
+        roles = [r for r in buffer_plan.read_roles(spec, absent) if not (r == "grad" and grad_scalar)]
         exprs: dict[str, str] = {}
         units, sizes = 0, []
         for b in buffer_plan.slices(roles, 1):
@@ -99,15 +117,26 @@ def _slot_exprs(spec: OpSpec) -> dict[str, str]:
             units += b.pad - b.lead
             sizes.append(b.ctype)
         exprs["bytes"] = " + ".join([f"kBankSkew * {units}"] + [f"L * sizeof({t})" for t in sizes])
-        per_variant.append(exprs)
-    full, scalar = per_variant
-    return {k: f"GRAD_SCALAR ? 0u : {v}" if k not in scalar else f"GRAD_SCALAR ? {scalar[k]} : {v}"
-            for k, v in full.items()}
+        return exprs
+
+    def by_grad(absent: tuple[str, ...], key: str) -> str:
+        full, scalar = exprs_of(False, absent), exprs_of(True, absent)
+        if key not in full:
+            return "0u"
+        return f"GRAD_SCALAR ? 0u : {full[key]}" if key not in scalar else f"GRAD_SCALAR ? {scalar[key]} : {full[key]}"
+
+    sets = absent_sets(spec)
+    keys = exprs_of(False, ()).keys()
+    if len(sets) == 1:
+        return {k: by_grad((), k) for k in keys}
+    # ABSENT == <bits> ? (...) : ... : (all present)
+    return {k: " : ".join([f"ABSENT == {absent_key(a)}u ? ({by_grad(a, k)})" for a in sets[1:]]
+                          + [f"({by_grad((), k)})"]) for k in keys}
 
 
 def tiling_keys(op: "str | OpSpec") -> tuple[int, ...]:
     """The tiling keys the op's kernel branches on (kernel-launch builds compile one library per key)."""
-    return tuple(key for key, _, _ in _variants(get_op(op)))
+    return tuple(key for key, *_ in _variants(get_op(op)))
 
 
 def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None) -> str:
@@ -137,7 +166,8 @@ def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
         mask_work=buffer_plan.MASK_WORK, mask_repeat=buffer_plan.MASK_REPEAT, mask_const=buffer_plan.MASK_CONST,
         uses_consts=buffer_plan.has_constants(spec), scalar_stage_bytes=buffer_plan.SCALAR_STAGE_BYTES,
         slot=_slot_exprs(spec), bank_skews=[(n, buffer_plan.bank_skew(n)) for n in ARCHS if buffer_plan.bank_skew(n)],
-        inputs=_inputs(spec), vars=", ".join(ROLE[r].lanes for r in INPUT_ROLES), reduces=reduces, variants=variants,
+        inputs=_inputs(spec), vars=", ".join(ROLE[r].lanes for r in spec.roles), reduces=reduces, variants=variants,
+        optional=_optional(spec), buffer_guards={f"{r}Work_": _guard(spec, r) for r in spec.roles if _guard(spec, r)},
         kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
     )
 

@@ -161,16 +161,21 @@ def arch_dtypes(npu_arch: int) -> tuple[DType, ...]:
 
 
 def promoted_dtype(dtypes: Mapping[str, DType]) -> DType:
-    """promote(promote(gradOutput, self), target): what the op_api casts non-float inputs to."""
-    return dt.promote(dt.promote(dtypes["grad"], dtypes["self"]), dtypes["target"])
+    """promote(promote(gradOutput, self), target), then each further input the call has, in role order: what the
+    op_api casts non-float inputs to."""
+    present = [dtypes[r.name] for r in ROLES if r.name in dtypes]
+    acc = present[0]
+    for d in present[1:]:
+        acc = dt.promote(acc, d)
+    return acc
 
 
 def kernel_dtypes(dtypes: Mapping[str, DType], out: DType) -> dict[str, DType]:
-    """The element type of each kernel tensor (grad, self, target, out). The op_api casts a non-float input (only
-    L1 accepts them) to the promoted dtype before the kernel; float inputs and the output reach the kernel as they
-    are, and the kernel casts each one to or from float32 itself."""
-    promoted = promoted_dtype(dtypes)
-    found = {r: (d if d.is_float else promoted) for r, d in dtypes.items() if r in ("grad", "self", "target")}
+    """The element type of each kernel tensor (each input the call has, by role, and out). The op_api casts a
+    non-float input (only L1 accepts them) to the promoted dtype before the kernel; float inputs and the output reach
+    the kernel as they are, and the kernel casts each one to or from float32 itself."""
+    promoted = promoted_dtype({r: d for r, d in dtypes.items() if r in ROLE})
+    found = {r: (d if d.is_float else promoted) for r, d in dtypes.items() if r in ROLE}
     found["out"] = out
     return found
 
@@ -288,7 +293,8 @@ class OpSpec:
                     if g != d:
                         out = dt.promote(g, d) if self.default_out_dtype == "promoted" else d
                         combos.append({"grad": g, "self": d, "target": d, "out": out})
-        return tuple(tuple(c[io.role] for io in self.kernel_inputs) + (c["out"],) for c in combos)
+        # Any other input (an optional weight) takes self's dtype in every column.
+        return tuple(tuple(c.get(io.role, c["self"]) for io in self.kernel_inputs) + (c["out"],) for c in combos)
 
 
 # -- the UB buffers a compute body may declare (tiling.ub_plan sizes and places them, the kernel allocates them) ------

@@ -84,17 +84,18 @@ def _check_inputs(folder: str, spec: OpSpec) -> None:
         raise _missing(folder, "__init__.py", f"SPEC.inputs must declare the roles {', '.join(REQUIRED_ROLES)} once "
                                               f"each, and any of {', '.join(r.name for r in ROLES if not r.required)} "
                                               f"at most once (opspec.ROLES), got {roles}")
-    extra = [r for r in roles if not ROLE[r].required]
-    if extra:
-        raise _missing(folder, "__init__.py", f"declares the inputs {extra}, which the kernels do not serve yet "
-                                              "(issue 24: inputs as data)")
+    wrong = [i.aclnn for i in spec.inputs if i.optional == ROLE[i.role].required]
+    if wrong:
+        raise _missing(folder, "__init__.py", f"the inputs {wrong}: a required role (grad, self, target) cannot be "
+                                              "optional, and another role's input must be (TensorInput.optional, "
+                                              "with `absent` saying what a null tensor means)")
     if sorted(i.kernel_index for i in spec.inputs) != list(range(len(spec.inputs))):
         raise _missing(folder, "__init__.py", "SPEC.inputs' kernel_index values must be 0.."
                                               f"{len(spec.inputs) - 1}, each once")
-    optional = [i.aclnn for i in spec.inputs if i.optional]
-    if optional:
-        raise _missing(folder, "__init__.py", f"declares optional inputs {optional}, which the kernels do not serve "
-                                              "yet (issue 24: inputs as data)")
+    unexplained = [i.aclnn for i in spec.inputs if i.optional and not i.absent]
+    if unexplained:
+        raise _missing(folder, "__init__.py", f"the optional inputs {unexplained} must say what their absence means "
+                                              "(TensorInput.absent)")
 
 
 OPS, _SCRATCH = _discover()

@@ -219,7 +219,7 @@ class _Validator:
         self._require_cast(self.dtypes["self"], f"{self.names['self']}'s dtype")
 
     def check_each_supported(self) -> None:
-        for role in ("grad", "self", "target"):
+        for role in self.dtypes:  # every tensor the call has, in aclnn's order
             self._require_supported(role, self.dtypes[role])
         self._require_supported("out", self.out_dtype())
 
@@ -275,7 +275,15 @@ class _Validator:
         if full is None:
             raise invalid_error(f"{self.names['target']} shape {t} is not broadcastable with the broadcast of "
                                 f"{self.names['grad']} and {self.names['self']} {gs}")
-        self._check_out_shape(full, "the broadcast shape of gradient, self and target")
+        for role in self.arrays:  # an optional input the call has (aclnn's order) broadcasts with them too
+            if role in ("grad", "self", "target"):
+                continue
+            wider = broadcast_shapes(full, self._bshape(role))
+            if wider is None:
+                raise invalid_error(f"{self.names[role]} shape {self._bshape(role)} is not broadcastable with the "
+                                    f"broadcast of the other inputs {full}")
+            full = wider
+        self._check_out_shape(full, "the broadcast shape of the inputs")
         self.iter_shape = self.result_shape = full
 
     def check_kl_shapes(self) -> None:

@@ -77,8 +77,10 @@ def _twin_digest() -> str:
 
 def _instantiations(op: OpSpec, mixes: list[Mix]) -> str:
     cls = codegen._class_name(op)
+    optional = any(i.optional for i in op.inputs)  # the class then takes the absent-input key bits too
     return "".join(f"template class lossgrad::{cls}<{', '.join(d.cpp for d in mix)}, {str(gs).lower()}, "
-                   f"{str(kl).lower()}>;\n" for mix in mixes for _, gs, kl in codegen._variants(op))
+                   f"{str(kl).lower()}{f', {absent}' if optional else ''}>;\n"
+                   for mix in mixes for _, gs, kl, absent in codegen._variants(op))
 
 
 def compiles(op: OpSpec, soc: Soc, mixes: list[Mix]) -> tuple[bool, str]:

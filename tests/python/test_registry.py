@@ -207,11 +207,12 @@ def _declaring(op, **changes) -> OpSpec:
     (lambda ins: ins + (dataclasses.replace(ins[0], role="bias", kernel_index=3),), "once each"),
     (lambda ins: ins + (dataclasses.replace(ins[1], kernel_index=3),), "once each"),
     (lambda ins: ins + (dataclasses.replace(ins[0], role="weight", kernel_index=3, optional=True),),
-     "do not serve yet"),
+     "must say what their absence means"),
+    (lambda ins: ins + (dataclasses.replace(ins[0], role="weight", kernel_index=3),), "must be"),
     (lambda ins: (dataclasses.replace(ins[0], kernel_index=1),) + ins[1:], "kernel_index values must be 0..2"),
-    (lambda ins: (dataclasses.replace(ins[0], optional=True),) + ins[1:], "optional inputs"),
+    (lambda ins: (dataclasses.replace(ins[0], optional=True, absent="ones"),) + ins[1:], "cannot be optional"),
 ])
-def test_an_input_declaration_the_kernels_cannot_serve_is_an_op_folder_error(inputs, message) -> None:
+def test_an_input_declaration_the_machinery_cannot_serve_is_an_op_folder_error(inputs, message) -> None:
     op = next(iter(OPS.values()))
     with pytest.raises(OpFolderError, match=message) as err:
         _check_inputs(op.template, _declaring(op, inputs=inputs(op.inputs)))

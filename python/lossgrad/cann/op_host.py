@@ -137,7 +137,9 @@ def context(op: OpSpec) -> dict[str, object]:
     attr_layout = f"{beta_index}, {beta_default!r}, {log_index}, {'true' if log_default else 'false'}"
     return {"op": op, "class_name": op.custom_op_type, "entry_name": op.entry_name, "op_enum": cxx_tables.op_enum(op),
             "op_id": list(OPS).index(op.name),
-            "inputs": [{"proto": k.proto, "role": k.role} for k in op.kernel_inputs], "output": op.kernel_output,
+            "inputs": [{"proto": k.proto, "role": k.role, "optional": op.input(k.role).optional}
+                       for k in op.kernel_inputs], "output": op.kernel_output,
+            "optional_mask": f"0x{sum(1 << i for i, k in enumerate(op.kernel_inputs) if op.input(k.role).optional):x}u",
             "attrs": attrs, "attr_layout": attr_layout, "base": base, "configs": configs,
             "infer_shape": infer_shape, "infer_dtype": infer_dtype}
 

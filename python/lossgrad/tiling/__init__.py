@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..dtypes import DType
-from ..registry import INPUT_ROLES, OpSpec, Reduction
+from ..registry import INPUT_ROLES, ROLES, OpSpec, Reduction
 from ..socs import Soc
 from ..validation import Call
 from . import data as td
@@ -32,6 +32,14 @@ COLUMN_MIN_BYTES = 128      # column split when every core's piece of a row is a
 KL_FOLD_TILES = 128
 KEY_GRAD_SCALAR = 1
 KEY_KL_REDUCE = 2
+# An absent optional input (a null tensor: its role's bit; the kernel variant never reads it), one bit per optional
+# role of opspec.ROLES from 4 up.
+KEY_ABSENT: dict[str, int] = {r.name: 4 << k for k, r in enumerate(r for r in ROLES if not r.required)}
+
+
+def absent_key(absent: "Iterable[str]") -> int:
+    """The tiling-key bits of these absent optional roles."""
+    return sum(KEY_ABSENT[r] for r in set(absent))
 
 # Operand modes relative to a tile (rows x columns).
 STREAM, ROW, COL, SCALAR = td.MODES
@@ -45,13 +53,13 @@ class KernelProblem:
 
     op: OpSpec
     soc: Soc
-    dtypes: Mapping[str, DType]       # grad, self, target, out
-    shapes: Mapping[str, tuple[int, ...]]  # grad, self, target as the kernel reads them; out as written
+    dtypes: Mapping[str, DType]       # each input the call has (by role), and out
+    shapes: Mapping[str, tuple[int, ...]]  # each input the call has, as the kernel reads it; out as written
     iter_shape: tuple[int, ...]
     reduction: Reduction
     coefficient: float
     attrs: Mapping[str, Any]
-    # grad, self, target as the caller passed them, when `shapes` are kernel views of them (None: the same)
+    # the inputs as the caller passed them, when `shapes` are kernel views of them (None: the same)
     caller_shapes: Mapping[str, tuple[int, ...]] | None = None
     # The UB bytes a kernel may allocate; None: the SoC's (socs ub_kernel_bytes). Smaller budgets (knobs()) give
     # short tiles, so that small calls walk many tiles per core: the fuzz search's way to reach tile boundaries.
@@ -66,6 +74,11 @@ class KernelProblem:
             raise ValueError(f"ub_budget({self.budget}): {self.soc.name} kernels may allocate at most "
                              f"{self.soc.ub_kernel_bytes} bytes of UB")
         return self.budget
+
+    @property
+    def absent(self) -> tuple[str, ...]:
+        """The op's optional inputs the call leaves out (null tensors), in role order."""
+        return tuple(r for r in self.op.roles if r not in self.shapes)
 
     @property
     def reduces(self) -> bool:
@@ -139,7 +152,7 @@ class TilingPlan:
 
 def _sizes(problem: KernelProblem) -> dict[str, int]:
     """Element size of each buffer element type of the buffer plan (ub_plan.ROLE_TYPE, float, uint8_t)."""
-    s = {ROLE_TYPE[r]: problem.dtypes[r].itemsize for r in ("grad", "self", "target", "out")}
+    s = {ROLE_TYPE[r]: d.itemsize for r, d in problem.dtypes.items() if r in ROLE_TYPE}
     s.update({"float": 4, "uint8_t": 1})
     return s
 
@@ -152,7 +165,7 @@ def plan(problem: KernelProblem) -> TilingPlan:
 
     res = native.compute(cxx_tables.core_inputs(problem))
     fields = td.unpack(res.data)
-    reads = read_roles(problem.op)
+    reads = read_roles(problem.op, problem.absent)
     modes = {r: td.MODES[fields["modes"] >> (2 * INPUT_ROLES.index(r)) & 3] for r in reads}
     notes: list[str] = []
     if fields["splitMode"] == td.SPLIT_COLUMN:

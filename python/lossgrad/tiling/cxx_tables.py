@@ -27,8 +27,8 @@ from .. import registry, socs
 from ..dtypes import KERNEL_DTYPES, DType
 from ..registry import OPS, Divisor, OpSpec, OutputShape, Reduction
 from ..socs import ARCHS
-from . import (COLUMN_MIN_BYTES, GM_ALIGN_BYTES, KEY_GRAD_SCALAR, KEY_KL_REDUCE, KL_FOLD_TILES, MIN_CORE_BYTES,
-               TILE_ALIGN, KernelProblem, _sizes)
+from . import (COLUMN_MIN_BYTES, GM_ALIGN_BYTES, KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, KL_FOLD_TILES,
+               MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, _sizes, absent_key)
 from . import ub_plan
 
 TABLES_HEADER = "lossgrad_tiling_tables.h"
@@ -83,16 +83,18 @@ def _bool(b: bool) -> str:
 def _plans() -> tuple[list[str], list[str], int]:
     """Rows of kBuffers and kBufferPlans, and the common denominator of every buffer's bytes per element."""
     elem = _element_bytes()
-    entries: list[tuple[int, int, int, int, list[ub_plan.Buffer]]] = []
+    entries: list[tuple[int, int, int, int, int, list[ub_plan.Buffer]]] = []
     for op_index, op in enumerate(OPS.values()):
-        for grad_scalar in (False, True):
-            for arch in _arch_keys():
-                bufs = ub_plan.buffers(op, grad_scalar, arch)
-                entries.append((op_index, int(grad_scalar), arch, int(ub_plan.needs_constants(op, arch)), bufs))
+        for absent in absent_sets(op):
+            for grad_scalar in (False, True):
+                for arch in _arch_keys():
+                    bufs = ub_plan.buffers(op, grad_scalar, arch, absent)
+                    entries.append((op_index, int(grad_scalar), absent_key(absent), arch,
+                                    int(ub_plan.needs_constants(op, arch)), bufs))
     denom = math.lcm(*(b.div for *_, bufs in entries for b in bufs))
     buffers: list[str] = []
     plans: list[str] = []
-    for op_index, grad_scalar, arch, consts, bufs in entries:
+    for op_index, grad_scalar, absent_bits, arch, consts, bufs in entries:
         first = len(buffers)
         for b in bufs:
             role, fixed = elem[b.ctype]
@@ -100,24 +102,32 @@ def _plans() -> tuple[list[str], list[str], int]:
             when = -1 if b.when is None else b.when
             buffers.append(f"    {{{b.count}u, {b.mult}u, {denom // b.div}u, {role}, {fixed}u, {when}, {b.pad}u}},"
                            f"  // {list(OPS)[op_index]} {b.name} ({b.kind} {b.ctype} /{b.div})")
-        plans.append(f"    {{{op_index}, {_bool(bool(grad_scalar))}, {arch}, {_bool(bool(consts))}, {first}u, "
-                     f"{len(bufs)}u}},")
+        plans.append(f"    {{{op_index}, {_bool(bool(grad_scalar))}, {absent_bits}u, {arch}, {_bool(bool(consts))}, "
+                     f"{first}u, {len(bufs)}u}},")
     return buffers, plans, denom
+
+
+def absent_sets(op: OpSpec) -> list[tuple[str, ...]]:
+    """Every subset of the op's optional inputs a call may leave out (role order), the empty one first."""
+    optional = [i.role for i in sorted(op.inputs, key=lambda i: ROLE_INDEX[i.role]) if i.optional]
+    return [tuple(r for k, r in enumerate(optional) if m >> k & 1) for m in range(1 << len(optional))]
 
 
 def _ops() -> list[str]:
     rows = []
     for op in OPS.values():
         roles = ", ".join(str(ROLE_INDEX[k.role]) for k in op.kernel_inputs)
-        reads = ", ".join(_bool(op.input(r).values_read) for r in _INPUT_ROLES)
-        assert sorted(k.role for k in op.kernel_inputs) == sorted(_INPUT_ROLES)
+        has = {i.role: i for i in op.inputs}
+        reads = ", ".join(_bool(r in has and has[r].values_read) for r in _INPUT_ROLES)
+        optional = ", ".join(_bool(r in has and has[r].optional) for r in _INPUT_ROLES)
         reductions = sum(1 << int(r) for r in op.reductions)
         beta = next((a for a in op.attrs if a.name == "beta"), None)
         log_target = next((a for a in op.attrs if a.name == "log_target"), None)
         batchmean = _DIVISOR_NAMES[op.batchmean_divisor] if op.batchmean_divisor is not None else "kDivisorNone"
         beta_min = beta.minimum if beta is not None and beta.minimum is not None else -math.inf
         rows.append(
-            f"    {{\"{op.name}\", {{{roles}}}, {{{reads}}}, {_OUTPUT_NAMES[op.output_shape]}, "
+            f"    {{\"{op.name}\", {len(op.kernel_inputs)}, {{{roles}}}, {{{reads}}}, {{{optional}}}, "
+            f"{_OUTPUT_NAMES[op.output_shape]}, "
             f"{_cpp_double(op.coefficient)} /* {op.coefficient!r} */, {_DIVISOR_NAMES[op.mean_divisor]}, {batchmean}, "
             f"0x{reductions:x}u, {_bool(op.reduction_validated)}, {_bool(beta is not None)}, "
             f"{_cpp_double(beta_min)}, {_bool(log_target is not None)}, "
@@ -151,6 +161,8 @@ def c_tables_header() -> str:
         f"constexpr uint32_t kKlFoldTiles = {KL_FOLD_TILES};",
         f"constexpr uint64_t kKeyGradScalar = {KEY_GRAD_SCALAR};",
         f"constexpr uint64_t kKeyKlReduce = {KEY_KL_REDUCE};",
+        "constexpr uint64_t kKeyAbsent[] = {" + ", ".join(str(KEY_ABSENT.get(r, 0)) for r in _INPUT_ROLES) +
+        "};  // by role: an absent optional input's key bit (0: the role is required)",
         f"constexpr int32_t kMaxRank = {registry.MAX_RANK};",
         "",
         "// Operand roles (index into per-role arrays): lossgrad.tiling's operand order.",
@@ -188,12 +200,14 @@ def c_tables_header() -> str:
         *buffers,
         "};",
         "",
-        "// ub_plan.buffers(op, grad_scalar, npu_arch) and ub_plan.needs_constants(op, npu_arch) for every op, both",
-        f"// grad-scalar variants and every architecture of socs.ARCHS; npu_arch {OTHER_ARCH} rows serve other archs.",
+        "// ub_plan.buffers(op, grad_scalar, npu_arch, absent) and ub_plan.needs_constants(op, npu_arch) for every op,",
+        "// every set of its optional inputs a call may leave out (absent: their tiling-key bits), both grad-scalar",
+        f"// variants and every architecture of socs.ARCHS; npu_arch {OTHER_ARCH} rows serve other archs.",
         f"constexpr int32_t kOtherArch = {OTHER_ARCH};",
         "struct BufferPlan {",
         "    int32_t op;",
         "    bool gradScalar;",
+        "    uint32_t absent;",
         "    int32_t npuArch;",
         "    bool needsConstants;",
         "    uint32_t first;",
@@ -214,8 +228,10 @@ def c_tables_header() -> str:
         *[f"constexpr int32_t {name} = {int(r)};" for r, name in _reduction_enums("kReduction")],
         "struct OpFacts {",
         "    const char* name;",
+        "    int32_t numInputs;           // kernel inputs (OpSpec.kernel_inputs)",
         "    int32_t inputRoles[kNumInputRoles];  // role of each kernel input (OpSpec.kernel_inputs order)",
         "    bool readsRole[kNumInputRoles];  // the kernel reads the input's values (TensorInput.values_read)",
+        "    bool optionalRole[kNumInputRoles];  // the input may be absent (a null tensor: TensorInput.optional)",
         "    OutputRule output;           // OpSpec.output_shape",
         "    double coefficient;          // OpSpec.coefficient (numerator of the reduction coefficient)",
         "    Divisor meanDivisor;",
@@ -268,7 +284,7 @@ def c_tables_header() -> str:
         *[f"static_assert(static_cast<int32_t>(::lossgrad_tiling::Reduction::{cpp}) == {int(r)}, "
           f"\"Reduction vs registry\");" for r, cpp in _reduction_enums("k")],
         f"static_assert(::lossgrad_tiling::kMaxRank == {registry.MAX_RANK}, \"kMaxRank vs registry.MAX_RANK\");",
-        f"static_assert(::lossgrad_tiling::kNumInputs == {len(_INPUT_ROLES)}, \"kNumInputs vs registry.INPUT_ROLES\");",
+        f"static_assert(::lossgrad_tiling::kNumInputs == {len(registry.ROLES)}, \"kNumInputs vs opspec.ROLES\");",
         "#endif",
         "",
         "#endif  // LOSSGRAD_TILING_TABLES_H",
@@ -298,7 +314,8 @@ class CoreInputs:
     """lossgrad_tiling::Inputs as Python computes it from a KernelProblem (the same fields, the same meaning)."""
 
     op: int                                          # OpId: position in registry.OPS
-    inputs: tuple[tuple[tuple[int, ...], DType], ...]  # (shape, dtype) in the kernel's input order
+    # (shape, dtype) in the kernel's input order; an absent optional input's entry is ignored (a 0-d placeholder)
+    inputs: tuple[tuple[tuple[int, ...], DType], ...]
     output: tuple[tuple[int, ...], DType]
     # The inputs' shapes as the caller passed them (kernel input order), when `inputs` are kernel views of other
     # shapes (Inputs::logical); None when they are the tensors themselves, as in CANN's TilingFunc.
@@ -310,15 +327,19 @@ class CoreInputs:
     ub_bytes: int                                    # soc.ub_kernel_bytes: the kernel UB budget, not physical UB
     npu_arch: int
     kl_fold_tiles: int = 0                           # 0: KL_FOLD_TILES (Inputs::kl_fold_tiles)
+    absent: int = 0                                  # bit i: kernel input i is absent (Inputs::absent)
 
 
 def core_inputs(problem: KernelProblem) -> CoreInputs:
     """The C++ core's Inputs for a problem (the core derives the coefficient itself, from the registry's divisor rules
     and the caller's shapes, exactly as validation does; tests/python/tiling checks it against validation's)."""
     op = problem.op
-    inputs = tuple((tuple(problem.shapes[io.role]), problem.dtypes[io.role]) for io in op.kernel_inputs)
+    out = problem.dtypes["out"]
+    inputs = tuple((tuple(problem.shapes.get(io.role, ())), problem.dtypes.get(io.role, out))
+                   for io in op.kernel_inputs)
     caller = problem.caller_shapes or problem.shapes
-    logical = tuple(tuple(caller[io.role]) for io in op.kernel_inputs)
+    logical = tuple(tuple(caller.get(io.role, ())) for io in op.kernel_inputs)
+    absent = sum(1 << k for k, io in enumerate(op.kernel_inputs) if io.role not in problem.shapes)
     return CoreInputs(
         op=list(OPS.values()).index(op),
         inputs=inputs,
@@ -331,4 +352,5 @@ def core_inputs(problem: KernelProblem) -> CoreInputs:
         ub_bytes=problem.ub_budget,
         npu_arch=problem.soc.arch.npu_arch,
         kl_fold_tiles=problem.fold_tiles or 0,
+        absent=absent,
     )

@@ -28,11 +28,10 @@ from ..twin.build import (CXX, TMP_MARK, _compiler_version, _discard_damaged, _l
                           _run_compiler, cache_root, cache_space, install, sweep_stale)
 from . import cxx_tables
 from . import data as td
-from .data import NUM_INPUTS
 
 CORE_DIR = "op_host/tiling_core"
 CAPI_SOURCE = "op_host/tiling_capi/lossgrad_tiling_capi.cpp"
-ABI_VERSION = 3  # lossgrad_tiling_capi.cpp kAbiVersion
+ABI_VERSION = 4  # lossgrad_tiling_capi.cpp kAbiVersion
 ENTRY = "lossgrad_tiling_compute"  # the C ABI's entry: a cached library without it is damaged
 MAX_RANK = 8     # lossgrad_tiling::kMaxRank (the generated tables static_assert it against registry.MAX_RANK)
 CXXFLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wpedantic",
@@ -147,16 +146,16 @@ def library() -> ctypes.CDLL:
             f = lib.lossgrad_tiling_compute
             u32p, u64p = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
             i32p, i64p = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int64)
-            f.argtypes = [ctypes.c_int32, i32p, i64p, i32p, i32p, i64p, ctypes.c_int32, ctypes.c_double, ctypes.c_int32,
-                          ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint32, u32p, u64p, u64p, u64p,
-                          ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, u32p, i32p, ctypes.c_char_p,
-                          ctypes.c_uint32]
+            # op, num_inputs, absent, ranks, dims, dtypes, logical ranks and dims, reduction, beta, log_target,
+            # core_num, ub_bytes, npu_arch, kl_fold_tiles (lossgrad_tiling_capi.cpp), then the outputs
+            call = [ctypes.c_int32, ctypes.c_int32, ctypes.c_uint32, i32p, i64p, i32p, i32p, i64p, ctypes.c_int32,
+                    ctypes.c_double, ctypes.c_int32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint32]
+            f.argtypes = call + [u32p, u64p, u64p, u64p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, u32p, i32p,
+                                 ctypes.c_char_p, ctypes.c_uint32]
             f.restype = ctypes.c_int32
             c = lib.lossgrad_tiling_check
-            c.argtypes = [ctypes.c_int32, i32p, i64p, i32p, i32p, i64p, ctypes.c_int32, ctypes.c_double, ctypes.c_int32,
-                          ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint32,
-                          ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
-                          ctypes.c_uint32]
+            c.argtypes = call + [ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
+                                 ctypes.c_uint32]
             c.restype = ctypes.c_int32
             lib.lossgrad_tiling_data_capacity.restype = ctypes.c_uint32
             _lib, _loaded = lib, built
@@ -190,11 +189,10 @@ def _shapes(shapes: "list[tuple[int, ...]] | tuple[tuple[int, ...], ...]") -> tu
 
 
 def _dtypes(inputs: cxx_tables.CoreInputs) -> ctypes.Array:
-    """The tensors' dtypes as the C ABI takes them: one per kernel input (kNumInputs, one per role), then the
-    output's; the ranks and dims arrays have the same length."""
-    if len(inputs.inputs) != NUM_INPUTS:
-        raise TilingError(STATUS_INVALID, f"{len(inputs.inputs)} kernel inputs; the core takes {NUM_INPUTS}")
-    return (ctypes.c_int32 * (NUM_INPUTS + 1))(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
+    """The tensors' dtypes as the C ABI takes them: one per kernel input, then the output's; the ranks and dims
+    arrays have the same length."""
+    n = len(inputs.inputs)
+    return (ctypes.c_int32 * (n + 1))(*(d.acl_enum for _, d in (*inputs.inputs, inputs.output)))
 
 
 def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
@@ -209,7 +207,8 @@ def compute(inputs: cxx_tables.CoreInputs) -> NativeResult:
     data = (ctypes.c_uint8 * capacity)()
     message = ctypes.create_string_buffer(_MESSAGE_BYTES)
     status = lib.lossgrad_tiling_compute(
-        inputs.op, ranks, dims, dtypes, logical_ranks, logical_dims, inputs.reduction, inputs.beta,
+        inputs.op, len(inputs.inputs), inputs.absent, ranks, dims, dtypes, logical_ranks, logical_dims,
+        inputs.reduction, inputs.beta,
         int(inputs.log_target),
         _u(inputs.core_num, 32, "core_num"), _u(inputs.ub_bytes, 64, "ub_bytes"), inputs.npu_arch,
         _u(inputs.kl_fold_tiles, 32, "kl_fold_tiles"),
@@ -235,7 +234,8 @@ def check(inputs: cxx_tables.CoreInputs, data: bytes, workspace_bytes: int) -> N
     buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
     message = ctypes.create_string_buffer(_MESSAGE_BYTES)
     status = lib.lossgrad_tiling_check(
-        inputs.op, ranks, dims, dtypes, logical_ranks, logical_dims, inputs.reduction, inputs.beta,
+        inputs.op, len(inputs.inputs), inputs.absent, ranks, dims, dtypes, logical_ranks, logical_dims,
+        inputs.reduction, inputs.beta,
         int(inputs.log_target), _u(inputs.core_num, 32, "core_num"), _u(inputs.ub_bytes, 64, "ub_bytes"),
         inputs.npu_arch, _u(inputs.kl_fold_tiles, 32, "kl_fold_tiles"), buf, len(data),
         _u(workspace_bytes, 64, "workspace_bytes"), message, _MESSAGE_BYTES)

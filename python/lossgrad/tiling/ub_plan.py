@@ -103,9 +103,10 @@ SCALAR_STAGE_BYTES = 128
 FIXED_BYTES = SCALAR_STAGE_BYTES
 
 
-def read_roles(op: OpSpec) -> tuple[str, ...]:
-    """Inputs the kernel reads from GM (KL never reads self: only its shape matters)."""
-    return ROLES if op.kernel_reads_self else ("grad", "target")
+def read_roles(op: OpSpec, absent: "tuple[str, ...] | frozenset[str]" = ()) -> tuple[str, ...]:
+    """Inputs the kernel reads from GM, in role order: not KL's self (only its shape matters), nor an absent
+    optional input."""
+    return tuple(r for r in op.roles if op.input(r).values_read and r not in absent)
 
 
 def has_constants(op: OpSpec) -> bool:
@@ -118,15 +119,17 @@ def needs_constants(op: OpSpec, npu_arch: int) -> bool:
     return npu_arch == 1001 and has_constants(op)
 
 
-def buffers(op: OpSpec, grad_scalar: bool, npu_arch: int) -> list[Buffer]:
+def buffers(op: OpSpec, grad_scalar: bool, npu_arch: int, absent: "tuple[str, ...] | frozenset[str]" = ()
+            ) -> list[Buffer]:
     """The plan in allocation order: io_buffers, the op's phased float scratch, the phased masks (their sizes are not
-    multiples of skew, so no float buffer with a phase follows them), then the rest."""
+    multiples of skew, so no float buffer with a phase follows them), then the rest. `absent`: optional inputs the
+    call leaves out (no slice, no work buffer)."""
     skew = bank_skew(npu_arch)
     scratch = [replace(b, pad=phase_reserve(b, skew)) if b.phase is not None else b for b in op_scratch(op)]
     if npu_arch == 1001:
         scratch = [replace(b, div=MASK_CHUNKED_DIV) if b.ctype == "uint8_t" else b for b in scratch]
     scratch.sort(key=lambda b: (b.phase is None, b.ctype == "uint8_t"))
-    return io_buffers(read_roles(op), grad_scalar, skew) + scratch
+    return io_buffers(read_roles(op, absent), grad_scalar, skew) + scratch
 
 
 def phase_reserve(b: Buffer, skew: int) -> int:

@@ -285,6 +285,8 @@ def _launch(lib: ctypes.CDLL, *args: Any, what: str = "the kernel") -> int:
 
 
 def _gm_buffer(i: int, arg: Any) -> np.ndarray:
+    if arg is None:
+        return np.zeros(0, np.uint8)
     if isinstance(arg, (bytes, bytearray, memoryview)):
         buf = np.frombuffer(bytes(arg), dtype=np.uint8).copy()
         return buf if buf.size else np.zeros(1, np.uint8)[:0]
@@ -294,7 +296,7 @@ def _gm_buffer(i: int, arg: Any) -> np.ndarray:
         if not arg.flags.writeable:
             raise ValueError(f"args[{i}]: GM buffers must be writeable (they are written back in place)")
         return arg
-    raise TypeError(f"args[{i}]: expected a numpy array or bytes, got {type(arg).__name__}")
+    raise TypeError(f"args[{i}]: expected a numpy array, bytes or None, got {type(arg).__name__}")
 
 
 def _read_log(lib: ctypes.CDLL, cores: int, api_names: Sequence[str]) -> EventLog:
@@ -391,9 +393,10 @@ def run_kernel(source: "str | os.PathLike[str]", kernel_name: str, block_dim: in
     compile_s = time.perf_counter() - t0
     lib = _load(str(built.path))
     buffers = [_gm_buffer(i, a) for i, a in enumerate(args)]
-    # Zero-length buffers still need a distinct, non-null address for the kernel.
+    # Zero-length buffers still need a distinct, non-null address for the kernel; None is a null GM_ADDR (an absent
+    # optional input: any access to it faults, as the twin knows no buffer there).
     keep = [b if b.nbytes else np.zeros(1, np.uint8) for b in buffers]
-    ptrs = (ctypes.c_void_p * max(1, len(keep)))(*[b.ctypes.data for b in keep])
+    ptrs = (ctypes.c_void_p * max(1, len(keep)))(*[None if a is None else b.ctypes.data for a, b in zip(args, keep)])
     sizes = (ctypes.c_uint64 * max(1, len(keep)))(*[b.nbytes for b in buffers])
     before = [b.copy() for b in buffers] if undetermined == "check" else None  # GM as the second run must see it
     with _lock(str(built.path)):

@@ -178,7 +178,7 @@ int main(int argc, char** argv)
                 static_cast<unsigned long long>(ctx.tiling_key), ctx.workspaces[0], ctx.raw.GetDataSize(),
                 static_cast<int>(in.op), static_cast<int>(in.reduction), in.beta, in.log_target ? "true" : "false",
                 in.core_num, static_cast<unsigned long long>(in.ub_bytes), in.npu_arch);
-    for (int i = 0; i < lossgrad_tiling::kNumInputs; ++i) {
+    for (int i = 0; i < in.num_inputs; ++i) {
         std::printf("%s", i ? "," : "");
         PrintTensor(in.inputs[i]);
     }

@@ -179,6 +179,7 @@ int main()
                             for (uint64_t budget : budgets) {
                                 Inputs in{};
                                 in.op = static_cast<OpId>(op.id);
+                                in.num_inputs = 3;  // grad, self, target: every op the sweep reads has these
                                 for (int i = 0; i < 3; ++i) {
                                     const int role = op.roles[i];
                                     in.inputs[i].rank = by_role[role].rank;

@@ -8,17 +8,17 @@ subprocess that imports the copied package."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lossgrad.project_files import CHECKOUT_ROOT, PROJECT_DIRS
 from lossgrad.registry import OPS
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _checkout import OPS_DIR, add_op_folder, make_checkout, run as _run  # noqa: E402
 
 # The folder copied: the newest op, whose commit was the proof that an op is one folder.
 ORIGINAL = list(OPS.values())[-1]
@@ -51,26 +51,12 @@ def _rename(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def copied_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not all((CHECKOUT_ROOT / d).is_dir() for d in ("python", "tests", *PROJECT_DIRS)):
-        pytest.skip("needs a source checkout (python/, tests/ and the project directories)")
-    root = tmp_path_factory.mktemp("checkout")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
-    for d in ("python", "tests", *PROJECT_DIRS):
-        shutil.copytree(CHECKOUT_ROOT / d, root / d, ignore=ignore)
-    for f in ("pyproject.toml", "README.md"):
-        shutil.copy2(CHECKOUT_ROOT / f, root / f)
-    ops = root / "python" / "lossgrad" / "ops"
-    shutil.copytree(ops / ORIGINAL.template, ops / COPY, ignore=ignore)
-    for path in (ops / COPY).iterdir():
+    root = make_checkout(tmp_path_factory.mktemp("checkout"))
+    copy = add_op_folder(root, root / OPS_DIR / ORIGINAL.template, COPY)
+    for path in copy.iterdir():
         if path.suffix in (".py", ".h"):
             path.write_text(_rename(path.read_text()))
     return root
-
-
-def _run(root: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(root / "python")}
-    return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

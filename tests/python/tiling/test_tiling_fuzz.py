@@ -211,7 +211,7 @@ def check_ub(problem: KernelProblem, p: TilingPlan) -> None:
     sizes = _sizes(problem)
     per_elem = 0.0
     allocated = 0
-    for b in ub_plan.buffers(problem.op, grad_scalar, problem.soc.arch.npu_arch):
+    for b in ub_plan.buffers(problem.op, grad_scalar, problem.soc.arch.npu_arch, problem.absent):
         if b.when is not None and not f["bufMask"] >> b.when & 1:
             continue
         size = tile * b.mult * sizes[b.ctype]

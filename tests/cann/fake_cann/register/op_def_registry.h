@@ -18,8 +18,10 @@ using graphStatus = uint32_t;
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFFU;
 // Numbering as aclDataType / ge::DataType (DT_FLOAT 0, DT_FLOAT16 1, DT_BF16 27).
+// DT_MAX is the enum's end marker, which CANN's ops also test an absent optional input's dtype against
+// (hicann/ops-nn norm/group_norm_silu/op_host/group_norm_silu_infershape.cpp); its value here is arbitrary.
 enum DataType { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_DOUBLE = 11, DT_BF16 = 27,
-                DT_UNDEFINED = 28 };
+                DT_UNDEFINED = 28, DT_MAX = 1000 };
 enum Format { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2 };
 } // namespace ge
 
@@ -108,9 +110,16 @@ public:
     size_t workspaces[1] = {0};
 
     const char* GetNodeName() const { return "fake_node"; }
+    std::vector<bool> absent;  // optional inputs the test leaves out (by IR index)
     const StorageShape* GetInputShape(size_t i) const { return i < input_shapes.size() ? &input_shapes[i] : nullptr; }
     const CompileTimeTensorDesc* GetInputDesc(size_t i) const
     { return i < input_descs.size() ? &input_descs[i] : nullptr; }
+    // An absent optional input has neither: nullptr (usage: hicann/ops-nn loss/binary_cross_entropy_grad/op_host/
+    // arch35/binary_cross_entropy_grad_tiling_arch35.cpp, loss/cross_entropy_loss/op_host/cross_entropy_loss_tiling.cpp).
+    const StorageShape* GetOptionalInputShape(size_t i) const
+    { return i < absent.size() && absent[i] ? nullptr : GetInputShape(i); }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const
+    { return i < absent.size() && absent[i] ? nullptr : GetInputDesc(i); }
     const StorageShape* GetOutputShape(size_t i) const { return i < output_shapes.size() ? &output_shapes[i] : nullptr; }
     const CompileTimeTensorDesc* GetOutputDesc(size_t i) const
     { return i < output_descs.size() ? &output_descs[i] : nullptr; }
@@ -127,7 +136,10 @@ public:
     std::vector<Shape> inputs;
     Shape output;
     const char* GetNodeName() const { return "fake_node"; }
+    std::vector<bool> absent;
     const Shape* GetInputShape(size_t i) const { return i < inputs.size() ? &inputs[i] : nullptr; }
+    const Shape* GetOptionalInputShape(size_t i) const
+    { return i < absent.size() && absent[i] ? nullptr : GetInputShape(i); }
     Shape* GetOutputShape(size_t i) { return i == 0 ? &output : nullptr; }
 };
 
@@ -135,7 +147,10 @@ class InferDataTypeContext {
 public:
     std::vector<ge::DataType> inputs;
     ge::DataType output = ge::DT_UNDEFINED;
+    std::vector<bool> absent;
     ge::DataType GetInputDataType(size_t i) const { return i < inputs.size() ? inputs[i] : ge::DT_UNDEFINED; }
+    ge::DataType GetOptionalInputDataType(size_t i) const
+    { return i < absent.size() && absent[i] ? ge::DT_UNDEFINED : GetInputDataType(i); }
     ge::graphStatus SetOutputDataType(size_t i, ge::DataType dt)
     { if (i != 0) return ge::GRAPH_FAILED; output = dt; return ge::GRAPH_SUCCESS; }
 };

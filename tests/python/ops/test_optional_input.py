@@ -1,0 +1,88 @@
+"""An op with an optional input is declared by data alone (issue 24): the test op in data/weighted_mse (MSE's gradient
+times an optional weight; a spec, a compute body and a golden, nothing else) copied into a temporary checkout's
+lossgrad/ops/ gives a public function and a golden with `weight=None`, aclnn's validation of the new input, kernels
+on every architecture that match the golden bit for bit with and without the weight, a variant that never touches
+an absent weight (its tiling-key bit; the kernel gets a null GM address, which the twin faults on), and an op_host
+OpDef that registers the input as ParamType(OPTIONAL)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _checkout import add_op_folder, make_checkout, run  # noqa: E402
+
+FOLDER = Path(__file__).parent / "data" / "weighted_mse"
+SOCS = ("Ascend910B1", "Ascend950PR_9579", "Ascend310P3", "Ascend910A")
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_checkout(tmp_path_factory.mktemp("checkout"))
+    add_op_folder(root, FOLDER, "weighted_mse")
+    return root
+
+
+SCRIPT = """
+import inspect, json, sys
+import numpy as np
+import lossgrad, lossgrad.golden
+from lossgrad.errors import LossGradError
+from lossgrad.registry import get_op
+from lossgrad.runners.twin import run_twin
+from lossgrad.tiling import KEY_ABSENT
+from lossgrad.validation import validate
+from lossgrad.cann.op_host import render_op
+
+op = get_op("weighted_mse")
+fn, gold = lossgrad.weighted_mse_loss_backward, lossgrad.golden.weighted_mse_loss_backward
+facts = {"signature": str(inspect.signature(fn)), "golden_signature": str(inspect.signature(gold)), "runs": []}
+rng = np.random.default_rng(11)
+g, s, t = (rng.standard_normal(shape).astype(np.float32) for shape in ((4, 1), (4, 70), (70,)))
+weights = {"absent": None, "full": rng.standard_normal((4, 70)).astype(np.float32),
+           "row": rng.standard_normal((70,)).astype(np.float32), "scalar": np.float32([0.5])}
+for soc in sys.argv[1:]:
+    for name, w in weights.items():
+        ours = fn(g, s, t, w, "mean", soc=soc, backend="twin")
+        golden = gold(g, s, t, w, "mean", soc=soc, compute="float32")
+        exact = 2 * (s.astype(np.float64) - t) * g / s.size * (1.0 if w is None else w.astype(np.float64))
+        call = validate(op, g, s, t, w, "mean", soc=soc)
+        run_ = run_twin(call)
+        read = [b.read_distinct for b in run_.report.buffers]
+        facts["runs"].append({"soc": soc, "weight": name, "bit_exact": bool(np.array_equal(ours, golden)),
+                              "close": bool(np.allclose(ours, exact, rtol=1e-6, atol=1e-7)),
+                              "key": run_.plan.tiling_key, "weight_bytes_read": read[3]})
+errors = {}
+bad = {"null grad": (None, s, t, None), "weight not broadcastable": (g, s, t, np.ones(3, np.float32))}
+for name, args in bad.items():
+    try:
+        fn(*args, "mean", soc="Ascend910B1")
+    except LossGradError as e:
+        errors[name] = e.code
+facts["errors"] = errors
+facts["absent_key"] = KEY_ABSENT["weight"]
+facts["op_host"] = render_op(op)
+print(json.dumps(facts))
+"""
+
+
+def test_an_op_with_an_optional_input_works_from_its_folder(checkout: Path) -> None:
+    r = run(checkout, "-c", SCRIPT, *SOCS, timeout=1500)
+    assert r.returncode == 0, r.stderr[-4000:]
+    facts = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "weight: Any = None, reduction: Any = 'mean'" in facts["signature"]
+    assert "weight: Any = None, reduction: Any = 'mean'" in facts["golden_signature"]
+    assert len(facts["runs"]) == 4 * len(SOCS)
+    for run_ in facts["runs"]:
+        assert run_["bit_exact"] and run_["close"], run_
+        absent = run_["weight"] == "absent"
+        assert bool(run_["key"] & facts["absent_key"]) == absent, run_
+        assert (run_["weight_bytes_read"] == 0) == absent, run_  # an absent weight costs no GM traffic
+    assert facts["errors"] == {"null grad": 161001, "weight not broadcastable": 161002}
+    host = facts["op_host"]
+    assert 'this->Input("weight")\n            .ParamType(OPTIONAL)' in host
+    assert 'this->Input("dout")\n            .ParamType(REQUIRED)' in host
+    assert "InputLayout inputs{4, 0x8u}" in host
