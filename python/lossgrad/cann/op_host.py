@@ -55,10 +55,12 @@ def package_dtypes(call: "Call") -> dict[str, DType]:
     op, arch = call.op, call.soc.arch.npu_arch
     columns = set(kernel_combos(op, arch))
     own = dict(call.kernel_dtypes)
+    for role in op.roles:  # an absent optional input: the column's entry for it is self's dtype (kernel_combos)
+        own.setdefault(role, own["self"])
     if tuple(own[io.role] for io in op.kernel_inputs) + (own["out"],) in columns:
         return own
     compute = aclnn_kernel_dtype(call)
-    cast = {"grad": compute, "self": compute, "target": compute, "out": call.out_dtype}
+    cast = {**{r: compute for r in op.roles}, "out": call.out_dtype}
     if tuple(cast[io.role] for io in op.kernel_inputs) + (cast["out"],) not in columns:
         raise ValueError(f"{op.name} on {call.soc.name}: neither the call's dtypes nor their host cast to "
                          f"{compute.label} form a column the package registers")

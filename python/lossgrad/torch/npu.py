@@ -131,12 +131,12 @@ class NpuRuntime:
         if get_format is None:  # a torch_npu without private formats
             return b
 
-        def nd(t: torch.Tensor) -> torch.Tensor:
-            if t.device != device or int(get_format(t)) in BASE_FORMATS:  # a CPU scalar has no NPU format
+        def nd(t: torch.Tensor | None) -> torch.Tensor | None:
+            if t is None or t.device != device or int(get_format(t)) in BASE_FORMATS:  # a CPU scalar: no NPU format
                 return t
             return self.torch_npu.npu_format_cast(t, ACL_FORMAT_ND)
 
-        return dataclasses.replace(b, grad=nd(b.grad), self_=nd(b.self_), target=nd(b.target))
+        return dataclasses.replace(b, tensors=tuple(nd(t) for t in b.tensors))
 
 
 _RUNTIMES: dict[str, NpuRuntime] = {}
@@ -177,12 +177,14 @@ def runtime(op: OpSpec) -> NpuRuntime:
     return rt
 
 
-def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor], reduction: str, attrs: dict[str, Any],
-               out: torch.Tensor) -> None:
+def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor | None], reduction: str,
+               attrs: dict[str, Any], out: torch.Tensor) -> None:
     """aclnn<CustomOpType>GetWorkspaceSize + aclnn<CustomOpType> on contiguous device tensors (OpDef input order)."""
     name = "aclnn" + op.custom_op_type
     first, second = getattr(rt.library, name + "GetWorkspaceSize"), getattr(rt.library, name)
-    handles = [rt.tensors.create(list(t.shape), lossgrad_dtype(t.dtype, "tensor").acl_enum,
+    # an absent optional input is a null aclTensor*
+    handles = [ctypes.c_void_p(None) if t is None else
+               rt.tensors.create(list(t.shape), lossgrad_dtype(t.dtype, "tensor").acl_enum,
                                  ctypes.c_void_p(t.data_ptr())) for t in [*inputs, out]]
     try:
         scalars = [_SCALAR_CTYPES[a.kernel_type](attrs[a.name]) for a in op.attrs]
@@ -201,8 +203,9 @@ def call_aclnn(rt: NpuRuntime, op: OpSpec, inputs: Sequence[torch.Tensor], reduc
         stream = ctypes.c_void_p(rt.stream(out.device))
         rt.acl.check(name, second(ws_ptr, size, executor, stream))
     finally:
-        for h in handles:  # host-side descriptors; the launched task holds what it needs (as torch_npu's aclnn calls)
-            rt.tensors.destroy(h)
+        for h, t in zip(handles, [*inputs, out]):  # host-side descriptors; the launched task holds what it needs
+            if t is not None:
+                rt.tensors.destroy(h)
 
 
 def npu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
@@ -226,8 +229,9 @@ def npu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
         # A registered OpDef column as it is, any other mix cast to aclnn's compute dtype (exact: it only widens);
         # the output is always written in its own dtype (lossgrad.cann.op_host.package_dtypes).
         send = package_dtypes(call)
-        by_role = {"grad": b.grad, "self": b.self_, "target": b.target}
-        inputs = [by_role[io.role].to(device=device, dtype=DTYPE_TO_TORCH[send[io.role]]).contiguous()
+        by_role = {i.role: t for i, t in zip(op.inputs, b.tensors)}
+        inputs = [None if by_role[io.role] is None else
+                  by_role[io.role].to(device=device, dtype=DTYPE_TO_TORCH[send[io.role]]).contiguous()
                   for io in op.kernel_inputs]
         call_aclnn(rt, op, inputs, call.reduction.label, dict(call.attrs), out)
         return out

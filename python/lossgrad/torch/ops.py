@@ -7,7 +7,8 @@ Each op is defined once, from the registry, with two overloads that share every 
     lossgrad::l1_loss_backward.str(Tensor grad_output, Tensor self, Tensor target, str reduction, *,
                                    ScalarType? out_dtype=None, str? soc=None) -> Tensor
 
-(SmoothL1 adds ``float beta=1.0`` and KL ``bool log_target=False`` after ``reduction``, as aclnn orders them.) The
+(SmoothL1 adds ``float beta=1.0`` and KL ``bool log_target=False`` after ``reduction``, as aclnn orders them; an
+optional input is ``Tensor? weight=None`` after target.) The
 ``default`` overload takes aclnn's integer reduction, as aten's ``mse_loss_backward`` does; the ``str`` overload takes
 its name and is a CompositeImplicitAutograd alias of the default one, so ``torch.ops.lossgrad.<name>(..., "sum")``
 and ``(..., 2)`` are the same op to every backend, to fake tensors and to autograd.
@@ -21,8 +22,8 @@ Kernels:
   torch ops; the reduction coefficient comes from ``lossgrad.validation.coefficient``.
 
 Validation (``LossGradError`` 161002, and 561002 for a mean over nothing) happens inside every kernel and the fake
-one. The tensor arguments are not optional in the schema, so a null cannot reach the op: aclnn's 161001 is raised by
-the Python wrappers in ``lossgrad.torch`` (``l1_loss_backward`` etc.), which also accept ``None``.
+one. The required tensor arguments are not optional in the schema, so a null cannot reach the op: aclnn's 161001 is
+raised by the Python wrappers in ``lossgrad.torch`` (``l1_loss_backward`` etc.), which also accept ``None``.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from .. import api
 from ..errors import LossGradError
-from ..registry import OPS, OpSpec, OutputShape, Reduction, op_part
+from ..registry import OPS, ROLE, OpSpec, OutputShape, Reduction, op_part
 from ..socs import get_soc
 from ..validation import Call, coefficient, parse_reduction, validate
 from ._convert import DTYPE_TO_TORCH, from_numpy, lossgrad_dtype, shape_stand_in, to_numpy
@@ -80,8 +81,12 @@ def schema(op: OpSpec, overload: str) -> str:
     reduction = "int reduction=1" if overload == "default" else "str reduction"
     attrs = "".join(f", {_SCHEMA_TYPES[a.kernel_type]} {a.name}={_attr_default(a.default)}" for a in op.attrs)
     name = op.name if overload == "default" else f"{op.name}.{overload}"
-    return (f"{name}(Tensor grad_output, Tensor self, Tensor target, {reduction}{attrs}, *, "
-            f"ScalarType? out_dtype=None, str? soc=None) -> Tensor")
+    # An optional tensor defaults to None where the reduction has a default too (the str overload's reduction has
+    # none, and no default may precede a positional argument without one: it takes the optional tensor as given).
+    default = "=None" if overload == "default" else ""
+    tensors = ", ".join(f"Tensor? {ROLE[i.role].param}{default}" if i.optional else f"Tensor {ROLE[i.role].param}"
+                        for i in op.inputs)
+    return f"{name}({tensors}, {reduction}{attrs}, *, ScalarType? out_dtype=None, str? soc=None) -> Tensor"
 
 
 @dataclass(frozen=True)
@@ -89,29 +94,44 @@ class Bound:
     """One call's arguments, however the dispatcher passed them."""
 
     op: OpSpec
-    grad: torch.Tensor
-    self_: torch.Tensor
-    target: torch.Tensor
+    tensors: tuple[torch.Tensor | None, ...]  # the op's tensors in aclnn's order (None: an absent optional one)
     reduction: Any
     attrs: dict[str, Any]
     out_dtype: torch.dtype | None
     soc: str | None
 
+    def role(self, name: str) -> torch.Tensor | None:
+        return next(t for i, t in zip(self.op.inputs, self.tensors) if i.role == name)
+
     @property
-    def tensors(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        return self.grad, self.self_, self.target
+    def grad(self) -> torch.Tensor:
+        return self.role("grad")  # type: ignore[return-value]  # a required role
+
+    @property
+    def self_(self) -> torch.Tensor:
+        return self.role("self")  # type: ignore[return-value]
+
+    @property
+    def target(self) -> torch.Tensor:
+        return self.role("target")  # type: ignore[return-value]
+
+    def present(self) -> list[tuple[str, torch.Tensor]]:
+        """(aclnn name, tensor) of the tensors the call has."""
+        return [(i.aclnn, t) for i, t in zip(self.op.inputs, self.tensors) if t is not None]
 
     def lossgrad_out_dtype(self) -> Any:
         return None if self.out_dtype is None else lossgrad_dtype(self.out_dtype, self.op.output_param)
 
 
 def bind(op: OpSpec, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Bound:
-    names = ("grad_output", "self", "target", "reduction", *(a.name for a in op.attrs), "out_dtype", "soc")
+    params = [ROLE[i.role].param for i in op.inputs]
+    names = (*params, "reduction", *(a.name for a in op.attrs), "out_dtype", "soc")
     values: dict[str, Any] = {"reduction": int(Reduction.MEAN), "out_dtype": None, "soc": None}
+    values.update({ROLE[i.role].param: None for i in op.inputs if i.optional})
     values.update({a.name: a.default for a in op.attrs})
     values.update(zip(names, args))
     values.update(kwargs)
-    return Bound(op, values["grad_output"], values["self"], values["target"], values["reduction"],
+    return Bound(op, tuple(values[p] for p in params), values["reduction"],
                  {a.name: values[a.name] for a in op.attrs}, values["out_dtype"], values["soc"])
 
 
@@ -122,8 +142,8 @@ def _hint(size: Any) -> int:
 def validate_shapes(b: Bound, soc_name: str) -> Call:
     """aclnn's validation of a call from the tensors' shapes and dtypes only (fake, meta and device tensors). Symbolic
     sizes are validated at their example values; the fake output's shape stays symbolic."""
-    arrays = [shape_stand_in(tuple(_hint(n) for n in t.shape), lossgrad_dtype(t.dtype, name))
-              for t, name in zip(b.tensors, b.op.aclnn_params)]
+    arrays = [None if t is None else shape_stand_in(tuple(_hint(n) for n in t.shape), lossgrad_dtype(t.dtype, i.aclnn))
+              for t, i in zip(b.tensors, b.op.inputs)]
     return validate(b.op, *arrays, b.reduction, b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=soc_name)
 
 
@@ -132,7 +152,7 @@ def common_device(b: Bound) -> torch.device:
     CPU tensor (torch's CPU scalars may accompany any device). Mixed devices raise aten's RuntimeError, so a meta
     tensor among CPU ones is refused instead of yielding an uninitialised result."""
     device: torch.device | None = None
-    for name, t in zip(b.op.aclnn_params, b.tensors):
+    for name, t in b.present():
         if t.dim() == 0 and t.device.type == "cpu":
             continue
         if device is None:
@@ -146,7 +166,7 @@ def common_device(b: Bound) -> torch.device:
 def output_shape(b: Bound) -> torch.Size:
     if b.op.output_shape is OutputShape.SELF:
         return b.self_.shape
-    return torch.broadcast_shapes(b.grad.shape, b.self_.shape, b.target.shape)
+    return torch.broadcast_shapes(*(t.shape for _, t in b.present()))
 
 
 # -- kernels ----------------------------------------------------------------------------------------------------------
@@ -157,10 +177,10 @@ def _cpu_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
     def kernel(*args: Any, **kwargs: Any) -> torch.Tensor:
         b = bind(op, args, kwargs)
         common_device(b)
-        for name, x in zip(op.aclnn_params, b.tensors):  # float8, complex32: no NumPy view, 161002 before one is made
+        for name, x in b.present():  # float8, complex32: no NumPy view, 161002 before one is made
             lossgrad_dtype(x.dtype, name)
-        g, s, t = (to_numpy(x) for x in b.tensors)
-        result = fn(g, s, t, b.reduction, **b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=current_soc(b.soc),
+        arrays = (None if x is None else to_numpy(x) for x in b.tensors)
+        result = fn(*arrays, b.reduction, **b.attrs, out_dtype=b.lossgrad_out_dtype(), soc=current_soc(b.soc),
                     backend="twin")
         if not (result.flags.c_contiguous and result.flags.writeable):  # torch.from_numpy wants to own it
             result = result.copy(order="C")
@@ -174,7 +194,7 @@ def _fake_kernel(op: OpSpec) -> Callable[..., torch.Tensor]:
         b = bind(op, args, kwargs)
         device = common_device(b)
         call = validate_shapes(b, _fake_soc(b))
-        like = next(t for t in (b.self_, *b.tensors) if t.device == device)  # new_empty keeps the fake mode
+        like = next(t for t in (b.self_, *(x for _, x in b.present())) if t.device == device)  # keeps the fake mode
         return like.new_empty(output_shape(b), dtype=DTYPE_TO_TORCH[call.out_dtype])
 
     return fake
@@ -196,7 +216,7 @@ def _by_name(op: OpSpec) -> Callable[..., torch.Tensor]:
     def alias(*args: Any, **kwargs: Any) -> torch.Tensor:
         b = bind(op, args, kwargs)
         reduction = int(parse_reduction(op, b.reduction))  # unknown or unsupported names: 161002, as aclnn's ints
-        return default(b.grad, b.self_, b.target, reduction, *b.attrs.values(), out_dtype=b.out_dtype, soc=b.soc)
+        return default(*b.tensors, reduction, *b.attrs.values(), out_dtype=b.out_dtype, soc=b.soc)
 
     return alias
 
@@ -209,7 +229,7 @@ def _setup_context(op: OpSpec) -> Callable[..., None]:
         b = bind(op, inputs, keyword_only_inputs)
         reduction = parse_reduction(op, b.reduction)
         iter_shape = (torch.broadcast_shapes(b.self_.shape, b.target.shape) if op.output_shape is OutputShape.SELF
-                      else torch.broadcast_shapes(b.grad.shape, b.self_.shape, b.target.shape))
+                      else torch.broadcast_shapes(*(t.shape for _, t in b.present())))
         try:
             ctx.c = coefficient(op, reduction, tuple(output_shape(b)), tuple(b.self_.shape), tuple(iter_shape))
         except LossGradError:  # a mean over nothing: the op returned without launching, nothing depends on c
@@ -222,12 +242,13 @@ def _setup_context(op: OpSpec) -> Callable[..., None]:
 
 def _double_backward(op: OpSpec) -> Callable[..., tuple[torch.Tensor | None, ...]]:
     n_rest = 1 + len(op.attrs)  # reduction and the attributes take no gradient
+    n = len(op.inputs)
 
     def backward(ctx: Any, gg: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        g, s, t = ctx.saved_tensors
-        # the op folder's torch_facts.derivative: (d gradOutput, d self, d target) of out = backward(g, s, t)
+        # the op folder's torch_facts.derivative: the gradients of out = backward(<tensors>) with respect to each
+        # tensor, in aclnn's order (g, s, t, then an optional one, None when absent)
         derivative = op_part(op, "torch_facts").derivative
-        found = derivative(gg, g, s, t, ctx.c, ctx.attrs, tuple(ctx.needs_input_grad[:3]))
+        found = derivative(gg, *ctx.saved_tensors, ctx.c, ctx.attrs, tuple(ctx.needs_input_grad[:n]))
         return tuple(found) + (None,) * n_rest
 
     return backward

@@ -2,8 +2,9 @@
 times an optional weight; a spec, a compute body and a golden, nothing else) copied into a temporary checkout's
 lossgrad/ops/ gives a public function and a golden with `weight=None`, aclnn's validation of the new input, kernels
 on every architecture that match the golden bit for bit with and without the weight, a variant that never touches
-an absent weight (its tiling-key bit; the kernel gets a null GM address, which the twin faults on), and an op_host
-OpDef that registers the input as ParamType(OPTIONAL)."""
+an absent weight (its tiling-key bit; the kernel gets a null GM address, which the twin faults on), an op_host
+OpDef that registers the input as ParamType(OPTIONAL), and a torch op whose schema takes `Tensor? weight=None`, with
+double backward through the weight."""
 from __future__ import annotations
 
 import json
@@ -86,3 +87,36 @@ def test_an_op_with_an_optional_input_works_from_its_folder(checkout: Path) -> N
     assert 'this->Input("weight")\n            .ParamType(OPTIONAL)' in host
     assert 'this->Input("dout")\n            .ParamType(REQUIRED)' in host
     assert "InputLayout inputs{4, 0x8u}" in host
+
+
+TORCH_SCRIPT = """
+import json
+import numpy as np, torch
+import lossgrad, lossgrad.torch
+op = torch.ops.lossgrad.weighted_mse_loss_backward
+g = torch.randn(4, 1, dtype=torch.float32)
+s = torch.randn(4, 70, dtype=torch.float32, requires_grad=True)
+t = torch.randn(70, dtype=torch.float32)
+w = torch.randn(70, dtype=torch.float32, requires_grad=True)
+out = op(g, s, t, w, 2)
+none = op(g, s, t, None, 2)
+ref = lossgrad.weighted_mse_loss_backward(g.numpy(), s.detach().numpy(), t.numpy(), w.detach().numpy(), "sum")
+ref_none = lossgrad.weighted_mse_loss_backward(g.numpy(), s.detach().numpy(), t.numpy(), None, "sum")
+d_w, d_s = torch.autograd.grad(out.sum(), (w, s))
+x = s.detach().double() - t.double()
+print(json.dumps({"schema": str(op.default._schema),
+                  "forward": bool(np.array_equal(out.detach().numpy(), ref)),
+                  "forward_none": bool(np.array_equal(none.detach().numpy(), ref_none)),
+                  "d_w": bool(torch.allclose(d_w.double(), (2 * x * g.double()).sum(0), rtol=1e-5, atol=1e-5)),
+                  "d_s": bool(torch.allclose(d_s.double(), (2 * g.double() * w.detach().double()).expand(4, 70),
+                                             rtol=1e-6))}))
+"""
+
+
+def test_the_optional_input_is_optional_in_the_torch_schema(checkout: Path) -> None:
+    pytest.importorskip("torch")
+    r = run(checkout, "-c", TORCH_SCRIPT)
+    assert r.returncode == 0, r.stderr[-4000:]
+    facts = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "Tensor target, Tensor? weight=None, int reduction=1" in facts["schema"], facts["schema"]
+    assert facts["forward"] and facts["forward_none"] and facts["d_w"] and facts["d_s"], facts
