@@ -619,7 +619,7 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
 
     def tell(case: twin_bench.Case, side: str) -> None:
         n = next(step)
-        elements_ = math.prod(np.broadcast_shapes(*case.shapes))
+        elements_ = math.prod(np.broadcast_shapes(*(s for s in case.shapes if s is not None)))
         click.echo(f"lossgrad: bench {n}/{2 * len(every)}: {case.label()}: {side} ({elements_:,} elements)",
                    err=True)
 

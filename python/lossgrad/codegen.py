@@ -79,6 +79,17 @@ def _variants(spec: OpSpec) -> list[tuple[int, bool, bool, int]]:
             for key, gs, klr in base]
 
 
+def _compute_type(spec: OpSpec) -> dict[str, object]:
+    """The C++ of the promotion of every input's element type, in role order (aclnn promotes them all: an absent
+    input's type parameter is self's, so it changes nothing), and the "all float16" test over them on two lines."""
+    types = [ROLE[r].type_param for r in spec.roles]
+    promoted = types[0]
+    for t in types[1:]:
+        promoted = f"typename Promote<{promoted}, {t}>::type"
+    half = [f"std::is_same<{t}, half>::value" for t in types]
+    return {"promoted_type": promoted, "all_half": (" && ".join(half[:2]), " && ".join(half[2:]))}
+
+
 def _optional(spec: OpSpec) -> list[dict[str, object]]:
     """The op's optional inputs: the kernel class's presence constant of each and its absent-key bit."""
     return [{"role": r, "has": "kHas" + "".join(w.capitalize() for w in r.split("_")), "key": KEY_ABSENT[r]}
@@ -167,7 +178,8 @@ def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
         uses_consts=buffer_plan.has_constants(spec), scalar_stage_bytes=buffer_plan.SCALAR_STAGE_BYTES,
         slot=_slot_exprs(spec), bank_skews=[(n, buffer_plan.bank_skew(n)) for n in ARCHS if buffer_plan.bank_skew(n)],
         inputs=_inputs(spec), vars=", ".join(ROLE[r].lanes for r in spec.roles), reduces=reduces, variants=variants,
-        optional=_optional(spec), buffer_guards={f"{r}Work_": _guard(spec, r) for r in spec.roles if _guard(spec, r)},
+        **_compute_type(spec), optional=_optional(spec),
+        buffer_guards={f"{r}Work_": _guard(spec, r) for r in spec.roles if _guard(spec, r)},
         kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
     )
 

@@ -1,6 +1,6 @@
 """Verification cases: the default matrix and a CSV case-table format users can extend.
 
-A case names everything needed to reproduce one run: op, SoC, the three input shapes, input and output dtypes,
+A case names everything needed to reproduce one run: op, SoC, the input shapes, input and output dtypes,
 reduction, attributes, the value distribution and its seed, and how to judge it (precision standard, reference mode,
 per-case threshold scale) - like the rows of ops-nn's case tables.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..dtypes import DType
-from ..registry import OPS, OpSpec, OutputShape, Promotion, get_op
+from ..registry import OPS, ROLES, OpSpec, OutputShape, Promotion, get_op
 from ..socs import VERIFY_DEFAULT_SOCS, get_soc
 from ..validation import broadcast_shapes
 
@@ -39,8 +39,10 @@ LAYOUTS = ("c", "s", "n", "t", "b")
 class Case:
     op: str
     soc: str
-    shapes: tuple[Shape, Shape, Shape]            # grad, self, target
-    dtypes: tuple[str, str, str, str]             # grad, self, target, out
+    # The op's tensors in aclnn's order (gradOutput, self, target, then an optional input: None when the call leaves
+    # it out); dtypes the same, then out ("" for an absent input).
+    shapes: tuple[Shape | None, ...]
+    dtypes: tuple[str, ...]
     reduction: str
     beta: float | None = None
     log_target: bool | None = None
@@ -49,22 +51,29 @@ class Case:
     standard: str = "auto"      # experimental | mixed | auto (= experimental)
     reference: str = "auto"     # float64 | float32 | auto (= float32, the dtype-faithful golden; verify.run)
     threshold_scale: float = 1.0
-    layouts: tuple[str, str, str] = ("c", "c", "c")  # grad, self, target (LAYOUTS)
+    layouts: tuple[str, ...] = ()  # per tensor (LAYOUTS); () = every one "c"
     ub_budget: int = 0          # UB bytes the tiling may plan for (lossgrad.tiling.knobs); 0: the SoC's
     fold_tiles: int = 0         # KL's fold length (lossgrad.tiling.knobs); 0: the default
     tag: str = field(default="", compare=False)  # the shape pattern's name, for reports
     id: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        if not self.layouts:
+            object.__setattr__(self, "layouts", ("c",) * len(self.shapes))
         if not self.id:
             attrs = "" if self.beta is None else f"/beta={self.beta:g}"
             attrs += "" if self.log_target is None else f"/log_target={int(self.log_target)}"
-            extra = "" if self.layouts == ("c", "c", "c") else f"/layouts={''.join(self.layouts)}"
+            extra = "" if set(self.layouts) == {"c"} else f"/layouts={''.join(self.layouts)}"
             extra += f"/ub={self.ub_budget}" if self.ub_budget else ""
             extra += f"/fold={self.fold_tiles}" if self.fold_tiles else ""
-            ident = (f"{self.op}/{self.soc}/{'.'.join(self.dtypes[:3])}>{self.dtypes[3]}/{self.reduction}{attrs}/"
-                     f"{self.tag or 'x'.join(map(str, self.shapes[1]))}/{self.values}{extra}")
+            ins = ".".join(d or "-" for d in self.dtypes[:-1])
+            ident = (f"{self.op}/{self.soc}/{ins}>{self.dtypes[-1]}/{self.reduction}{attrs}/"
+                     f"{self.tag or 'x'.join(map(str, self.shapes[1] or ()))}/{self.values}{extra}")
             object.__setattr__(self, "id", ident)
+
+    @property
+    def out_dtype(self) -> str:
+        return self.dtypes[-1]
 
     @property
     def attrs(self) -> dict[str, object]:
@@ -185,20 +194,36 @@ def default_cases(socs: Iterable[str] = VERIFY_DEFAULT_SOCS, full: bool = False,
                         ranges = ["uniform"]
                         if tag in ("n33", "n4103", "bcast8", "kl_self_col") and (full or tag == "n33"):
                             ranges = list(VALUE_RANGES) if full else ["uniform", "special", "ties", "huge"]
-                        if big and not full and (dts[0] != dts[3] or red != "none" or beta == 0.0 or log_target):
+                        if big and not full and (dts[0] != dts[-1] or red != "none" or beta == 0.0 or log_target):
                             continue  # the quick matrix runs its big cases once per op, dtype and SoC
                         for values in ranges:
-                            seed = len(cases)
-                            cases.append(Case(op=name, soc=soc.name, shapes=shp, dtypes=dts, reduction=red,
-                                              beta=beta, log_target=log_target, values=values, seed=seed, tag=tag))
+                            for extra, extra_dts, suffix in _optional_variants(op, shp, dts):
+                                seed = len(cases)
+                                cases.append(Case(op=name, soc=soc.name, shapes=(*shp, *extra),
+                                                  dtypes=(*dts[:-1], *extra_dts, dts[-1]), reduction=red, beta=beta,
+                                                  log_target=log_target, values=values, seed=seed, tag=tag + suffix))
     return cases
+
+
+def _optional_variants(op: OpSpec, shapes: Sequence[Shape], dts: Sequence[str]
+                       ) -> list[tuple[tuple[Shape | None, ...], tuple[str, ...], str]]:
+    """An op with optional inputs runs each pattern without them and with them (self's shape and dtype, the input an
+    op like BCE broadcasts into): (extra shapes, extra dtypes, tag suffix). Other ops: one variant, nothing extra."""
+    optional = op.inputs[3:]
+    if not optional:
+        return [((), (), "")]
+    return [((None,) * len(optional), ("",) * len(optional), "/absent"),
+            ((shapes[1],) * len(optional), (dts[1],) * len(optional), "/present")]
 
 
 # ---- CSV case tables -------------------------------------------------------------------------------------------------
 
+# An optional input's shape has its own column after these (opspec.ROLES: weight_shape, pos_weight_shape); empty or
+# missing: the call leaves the input out.
+OPTIONAL_SHAPE_COLUMNS = tuple(f"{r.name}_shape" for r in ROLES if not r.required)
 CSV_COLUMNS = ("id", "op", "soc", "grad_shape", "self_shape", "target_shape", "dtypes", "reduction", "beta",
                "log_target", "values", "seed", "standard", "reference", "threshold_scale", "layouts", "ub_budget",
-               "fold_tiles")
+               "fold_tiles", *OPTIONAL_SHAPE_COLUMNS)
 
 
 def _shape_text(s: Shape) -> str:
@@ -309,20 +334,26 @@ def write_csv(cases: Iterable[Case], path: str) -> None:
 def write_csv_rows(writer: "csv._writer", cases: Iterable[Case]) -> None:
     """The cases as rows of CSV_COLUMNS."""
     for c in cases:
-        writer.writerow([c.id, c.op, c.soc, *(_shape_text(s) for s in c.shapes), ";".join(c.dtypes), c.reduction,
-                         "" if c.beta is None else repr(c.beta), "" if c.log_target is None else int(c.log_target),
-                         c.values, c.seed, c.standard, c.reference, c.threshold_scale, "".join(c.layouts),
-                         c.ub_budget or "", c.fold_tiles or ""])
+        by_role = {i.role: s for i, s in zip(get_op(c.op).inputs, c.shapes)}
+        optional = ["" if by_role.get(col.removesuffix("_shape")) is None else
+                    _shape_text(by_role[col.removesuffix("_shape")]) for col in OPTIONAL_SHAPE_COLUMNS]  # type: ignore
+        writer.writerow([c.id, c.op, c.soc, *(_shape_text(s) for s in c.shapes[:3]), ";".join(c.dtypes),
+                         c.reduction, "" if c.beta is None else repr(c.beta),
+                         "" if c.log_target is None else int(c.log_target), c.values, c.seed, c.standard,
+                         c.reference, c.threshold_scale, "".join(c.layouts), c.ub_budget or "", c.fold_tiles or "",
+                         *optional])
 
 
-def parse_dtypes(text: str) -> tuple[str, str, str, str]:
-    """"grad;self;target;out", or one dtype for all four."""
+def parse_dtypes(text: str, tensors: int = 3) -> tuple[str, ...]:
+    """"grad;self;target;out" (an op with an optional input: one more before out, empty when it is absent), or one
+    dtype for all."""
     dts = tuple(x.strip() for x in text.split(";"))
     if len(dts) == 1:
-        dts = dts * 4
-    if len(dts) != 4:
-        raise ValueError(f"dtypes {text!r}: give grad;self;target;out (or one dtype for all)")
-    return dts  # type: ignore[return-value]
+        dts = dts * (tensors + 1)
+    if len(dts) != tensors + 1:
+        raise ValueError(f"dtypes {text!r}: give the {tensors} tensors' and out's, separated by ';' (or one dtype "
+                         "for all)")
+    return dts
 
 
 class CaseTableError(ValueError):
@@ -348,7 +379,12 @@ def _case_from_row(row: dict[str, str]) -> Case:
         op = get_op(row["op"])
     except KeyError as exc:
         raise ValueError(exc.args[0]) from None
-    dts = parse_dtypes(row["dtypes"])
+    shapes: list[Shape | None] = []
+    for i in op.inputs:  # aclnn's order; an optional input's empty column: absent
+        text = (row.get(f"{i.role}_shape") or "").strip()
+        shapes.append(None if i.optional and not text else parse_shape(row[f"{i.role}_shape"]))
+    dts = tuple("" if sh is None else d for d, sh in zip(parse_dtypes(row["dtypes"], len(op.inputs)),
+                                                       [*shapes, ()]))
     names = {a.name for a in op.attrs}
     beta_text = (row.get("beta") or "").strip()
     if beta_text and "beta" not in names:
@@ -372,9 +408,10 @@ def _case_from_row(row: dict[str, str]) -> Case:
         raise ValueError(f"seed {seed_text!r}: expected a non-negative integer") from None
     if seed < 0:
         raise ValueError(f"seed {seed}: expected a non-negative integer")
-    layouts = (row.get("layouts") or "").strip() or "ccc"
-    if len(layouts) != 3 or any(ch not in LAYOUTS for ch in layouts):
-        raise ValueError(f"layouts {layouts!r}: expected three of {''.join(LAYOUTS)} (grad, self, target), e.g. ccn")
+    layouts = (row.get("layouts") or "").strip() or "c" * len(op.inputs)
+    if len(layouts) != len(op.inputs) or any(ch not in LAYOUTS for ch in layouts):
+        raise ValueError(f"layouts {layouts!r}: expected {len(op.inputs)} of {''.join(LAYOUTS)} (one per tensor, in "
+                         "aclnn's order), e.g. ccn")
     budget = parse_int((row.get("ub_budget") or "").strip() or "0")
     if not 0 <= budget < 1 << 32:
         raise ValueError(f"ub_budget {budget}: expected a number of bytes below 2^32 (0: the SoC's)")
@@ -382,7 +419,7 @@ def _case_from_row(row: dict[str, str]) -> Case:
     if not 0 <= fold < 1 << 32:
         raise ValueError(f"fold_tiles {fold}: expected a tile count below 2^32 (0: the default)")
     case = Case(op=op.name, soc=get_soc(row["soc"].strip()).name,
-                shapes=tuple(parse_shape(row[k]) for k in ("grad_shape", "self_shape", "target_shape")),
+                shapes=tuple(shapes),
                 dtypes=dts, reduction=row["reduction"].strip() or "mean", beta=beta, log_target=log_target,
                 values=_choice(row, "values", "uniform", VALUE_KINDS), seed=seed,
                 standard=_choice(row, "standard", "auto", STANDARDS),
@@ -404,8 +441,9 @@ def _check_call(case: Case) -> None:
     from ..dtypes import parse
     from ..validation import validate
 
-    arrays = [np.broadcast_to(np.zeros((), parse(d).np_dtype), shape) for d, shape in zip(case.dtypes, case.shapes)]
-    validate(case.op, *arrays, case_reduction(case), case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
+    arrays = [None if shape is None else np.broadcast_to(np.zeros((), parse(d).np_dtype), shape)
+              for d, shape in zip(case.dtypes, case.shapes)]
+    validate(case.op, *arrays, case_reduction(case), case.attrs, out_dtype=case.dtypes[-1], soc=case.soc)
     _valid_calls.add(key)
 
 

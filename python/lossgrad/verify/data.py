@@ -6,7 +6,7 @@ from typing import Sequence
 import numpy as np
 
 from ..dtypes import DType, parse
-from ..registry import get_op
+from ..registry import ROLES, get_op
 from ..validation import broadcast_shapes
 from .cases import LAYOUTS, VALUE_KINDS, Case
 
@@ -69,15 +69,20 @@ def layout(x: np.ndarray, kind: str) -> np.ndarray:
     return view
 
 
-def make_inputs(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """grad, self, target for the case. KL draws probabilities (or log-probabilities) for target and a positive
+def make_inputs(case: Case) -> tuple[np.ndarray | None, ...]:
+    """The case's tensors in aclnn's order (gradOutput, self, target, then an optional one: None when absent). KL
+    draws probabilities (or log-probabilities) for target and a positive
     upstream gradient; when KL sums over broadcast axes, every value range keeps the contributions of one sign, so
     the sums do not cancel and the standard's relative error stays meaningful (a cancelling float32 sum has no
     relative accuracy, in any implementation). Each input is then laid out as the case says."""
     rng = np.random.default_rng(case.seed)
     sums = case.log_target is not None and _kl_sums(case)
     out = []
-    for role, shape, label, kind in zip(("grad", "self", "target"), case.shapes, case.dtypes[:3], case.layouts):
+    roles = [i.role for i in get_op(case.op).inputs] if case.op else [r.name for r in ROLES[:len(case.shapes)]]
+    for role, shape, label, kind in zip(roles, case.shapes, case.dtypes[:-1], case.layouts):
+        if shape is None:  # an absent optional input draws nothing: the others' values stay those of the call without
+            out.append(None)
+            continue
         d = parse(label)
         x = _draw(rng, shape, case.values, d)
         if case.log_target is not None and case.values in ("uniform", "normal"):
@@ -88,20 +93,23 @@ def make_inputs(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         elif sums and (role == "grad" or (role == "target" and not case.log_target)):
             x = np.abs(x)
         out.append(layout(np.ascontiguousarray(np.asarray(x).astype(d.np_dtype)), kind))
-    return out[0], out[1], out[2]
+    return tuple(out)
 
 
-def inputs(shapes: Sequence[Sequence[int]], dtypes: "str | Sequence[str]" = "float32", values: str = "uniform",
-           seed: int = 0, *, layouts: str = "ccc", kl: bool = False, log_target: bool = False,
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """grad, self, target exactly as a verification case with these fields draws them (`kl`: KL's value rules, with
-    `log_target`). The fuzz search's one-line reproducers call it:
+def inputs(shapes: "Sequence[Sequence[int] | None]", dtypes: "str | Sequence[str]" = "float32",
+           values: str = "uniform", seed: int = 0, *, layouts: str = "", kl: bool = False, log_target: bool = False,
+           op: str = "") -> tuple[np.ndarray | None, ...]:
+    """The tensors (grad, self, target, then an optional one, None for a None shape) exactly as a verification case
+    with these fields draws them (`kl`: KL's value rules, with `log_target`; `op`: an op with an optional input). The
+    fuzz search's one-line reproducers call it:
     `lossgrad.l1_loss_backward(*lossgrad.verify.inputs(((), (5, 1, 12), (39, 1, 13, 12)), "float16", "normal", 7),
     "mean", soc="Ascend910B1", backend="twin")`."""
     if values not in VALUE_KINDS:
         raise ValueError(f"values {values!r}: expected one of {', '.join(VALUE_KINDS)}")
-    dts = (dtypes,) * 3 if isinstance(dtypes, str) else tuple(dtypes)[:3]
-    case = Case(op=get_op("kl_div").name if kl else "", soc="", shapes=tuple(tuple(s) for s in shapes),  # type: ignore
-                dtypes=(*dts, dts[0]), reduction="none", log_target=log_target if kl else None, values=values,
-                seed=seed, layouts=tuple(layouts))  # type: ignore[arg-type]
+    n = len(shapes)
+    dts = (dtypes,) * n if isinstance(dtypes, str) else tuple(dtypes)[:n]
+    name = get_op("kl_div").name if kl else (get_op(op).name if op else "")
+    case = Case(op=name, soc="", shapes=tuple(None if s is None else tuple(s) for s in shapes),
+                dtypes=(*("" if s is None else d for s, d in zip(shapes, dts)), dts[0]), reduction="none",
+                log_target=log_target if kl else None, values=values, seed=seed, layouts=tuple(layouts))
     return make_inputs(case)

@@ -102,24 +102,33 @@ def _pattern(rng: np.random.Generator, space: Sequence[int], within: Sequence[in
     return tuple(shape)
 
 
-def _shapes(rng: np.random.Generator, op: OpSpec, space: Sequence[int]) -> tuple[Shape, Shape, Shape]:
+def _shapes(rng: np.random.Generator, op: OpSpec, space: Sequence[int]) -> tuple[Shape | None, ...]:
+    """The op's tensors' shapes in aclnn's order: gradOutput, self, target, then each optional input (left out in a
+    third of the calls; drawn after the others, so an op without one draws as before)."""
     if op.output_shape is OutputShape.SELF:
         # KL: the output is self's shape; self broadcast against target sums contributions back to it.
         target = _pattern(rng, space) if rng.random() < 0.4 else tuple(space)
         self_ = _pattern(rng, space)
         st = broadcast_shapes(self_, target) or tuple(space)
-        return _pattern(rng, st, within=st), self_, target
-    return _pattern(rng, space), _pattern(rng, space), _pattern(rng, space)
+        shapes: list[Shape | None] = [_pattern(rng, st, within=st), self_, target]
+    else:
+        shapes = [_pattern(rng, space), _pattern(rng, space), _pattern(rng, space)]
+    for _ in op.inputs[3:]:
+        shapes.append(None if rng.random() < 1 / 3 else _pattern(rng, space))
+    return tuple(shapes)
 
 
-def _dtypes(rng: np.random.Generator, op: OpSpec, npu_arch: int) -> tuple[str, str, str, str]:
+def _dtypes(rng: np.random.Generator, op: OpSpec, npu_arch: int, shapes: Sequence[Shape | None]
+            ) -> tuple[str, ...]:
     labels = [d.label for d in op.supported_dtypes(npu_arch)]
     if rng.random() < 0.5:
         ins = [str(rng.choice(labels))] * 3
     else:
         ins = [str(rng.choice(labels)) for _ in range(3)]
     out = "" if rng.random() < 0.6 else str(rng.choice(labels))  # "": as aclnn allocates it
-    return ins[0], ins[1], ins[2], out
+    for shape in shapes[3:]:  # an optional input: self's dtype or its own ("" when absent)
+        ins.append("" if shape is None else (ins[1] if rng.random() < 0.5 else str(rng.choice(labels))))
+    return (*ins, out)
 
 
 def _attrs(rng: np.random.Generator, op: OpSpec) -> tuple[float | None, bool | None]:
@@ -137,15 +146,20 @@ def _reduction(rng: np.random.Generator, op: OpSpec) -> str:
     return str(rng.choice([r.label for r in op.reductions]))
 
 
-def _layouts(rng: np.random.Generator) -> tuple[str, str, str]:
-    return tuple("c" if rng.random() < 0.7 else str(rng.choice(LAYOUTS[1:])) for _ in range(3))  # type: ignore
+def _layouts(rng: np.random.Generator, tensors: int) -> tuple[str, ...]:
+    lay = ["c" if rng.random() < 0.7 else str(rng.choice(LAYOUTS[1:])) for _ in range(3)]
+    lay += ["c" if rng.random() < 0.7 else str(rng.choice(LAYOUTS[1:])) for _ in range(tensors - 3)]
+    return tuple(lay)
 
 
 def kernel_shapes(case: Case) -> dict[str, Shape]:
     """The inputs' shapes as the kernel reads them (runners.kernel_view of data.layout): a "b" view's first axis of
     extent > 1 is stride 0, so it shrinks to 1."""
     out: dict[str, Shape] = {}
-    for role, shape, kind in zip(("grad", "self", "target"), case.shapes, case.layouts):
+    for i, shape, kind in zip(get_op(case.op).inputs, case.shapes, case.layouts):
+        if shape is None:  # absent: the kernel has no view of it
+            continue
+        role = i.role
         s = list(shape)
         if kind == "b" and 0 not in s:
             axes = [i for i, n in enumerate(s) if n > 1]
@@ -159,8 +173,9 @@ def _call(case: Case):
     """The validated call of a case, on shape-only arrays (no data)."""
     from ..validation import validate
 
-    arrays = [np.broadcast_to(np.zeros((), parse(d).np_dtype), s) for d, s in zip(case.dtypes, case.shapes)]
-    return validate(case.op, *arrays, case_reduction(case), case.attrs, out_dtype=case.dtypes[3] or None,
+    arrays = [None if s is None else np.broadcast_to(np.zeros((), parse(d).np_dtype), s)
+              for d, s in zip(case.dtypes, case.shapes)]
+    return validate(case.op, *arrays, case_reduction(case), case.attrs, out_dtype=case.dtypes[-1] or None,
                     soc=case.soc)
 
 
@@ -205,17 +220,17 @@ def draw_case(seed: int, soc: str, index: int, ops: Sequence[str] | None = None)
         op = get_op(str(rng.choice(names)))
         space = _space(rng)
         shapes = _shapes(rng, op, space)
-        dts = _dtypes(rng, op, soc_.arch.npu_arch)
+        dts = _dtypes(rng, op, soc_.arch.npu_arch, shapes)
         beta, log_target = _attrs(rng, op)
         values = str(rng.choice(list(VALUE_WEIGHTS), p=np.asarray(list(VALUE_WEIGHTS.values()))))
         case = Case(op=op.name, soc=soc_.name, shapes=shapes, dtypes=dts, reduction=_reduction(rng, op),
                     beta=beta, log_target=log_target, values=values, seed=int(rng.integers(2 ** 31)),
-                    layouts=_layouts(rng), tag="fuzz")
+                    layouts=_layouts(rng, len(shapes)), tag="fuzz")
         try:
             call = _call(case)
         except (LossGradError, ValueError):
             continue
-        case = replace(case, dtypes=(*dts[:3], call.out_dtype.label), id="")
+        case = replace(case, dtypes=(*dts[:-1], call.out_dtype.label), id="")
         if not valid(case):
             continue
         if rng.random() < 0.3:
@@ -231,13 +246,16 @@ def draw_case(seed: int, soc: str, index: int, ops: Sequence[str] | None = None)
 
 def _set_axis(case: Case, axis: int, old: int, new: int) -> Case:
     """Every input's axis `axis` (counted from the right, 0 = last) of extent `old` becomes `new`."""
-    shapes = []
+    shapes: list[Shape | None] = []
     for s in case.shapes:
-        s = list(s)
-        if axis < len(s) and s[-1 - axis] == old:
-            s[-1 - axis] = new
-        shapes.append(tuple(s))
-    return replace(case, shapes=tuple(shapes), id="")  # type: ignore[arg-type]
+        if s is None:
+            shapes.append(None)
+            continue
+        t = list(s)
+        if axis < len(t) and t[-1 - axis] == old:
+            t[-1 - axis] = new
+        shapes.append(tuple(t))
+    return replace(case, shapes=tuple(shapes), id="")
 
 
 def _near_boundaries(rng: np.random.Generator, case: Case) -> Case:
@@ -247,7 +265,7 @@ def _near_boundaries(rng: np.random.Generator, case: Case) -> Case:
     if u > 0.25:
         return case
     plan = plan_case(case)
-    space = broadcast_shapes(broadcast_shapes(case.shapes[0], case.shapes[1]) or (), case.shapes[2]) or ()
+    space = _space_of(case)
     if plan is None or not space:
         return case
     if u < 0.15:  # a row around the tile length
@@ -284,14 +302,19 @@ def signature(error: str | None) -> str:
 
 
 def _space_of(case: Case) -> Shape:
-    st = broadcast_shapes(case.shapes[1], case.shapes[2]) or ()
-    return broadcast_shapes(case.shapes[0], st) or st
+    st = broadcast_shapes(case.shapes[1], case.shapes[2]) or ()  # type: ignore[arg-type]
+    space = broadcast_shapes(case.shapes[0], st) or st  # type: ignore[arg-type]
+    for s in case.shapes[3:]:  # an optional input the call has
+        if s is not None:
+            space = broadcast_shapes(space, s) or space
+    return space
 
 
 def _drop_axis(case: Case, axis: int) -> Case:
     """Axis `axis` (from the right) removed from every input that has it."""
-    shapes = tuple(tuple(d for i, d in enumerate(s) if len(s) - 1 - i != axis) for s in case.shapes)
-    return replace(case, shapes=shapes, id="")  # type: ignore[arg-type]
+    shapes = tuple(None if s is None else tuple(d for i, d in enumerate(s) if len(s) - 1 - i != axis)
+                   for s in case.shapes)
+    return replace(case, shapes=shapes, id="")
 
 
 def _candidates(case: Case) -> Iterator[Case]:
@@ -304,6 +327,10 @@ def _candidates(case: Case) -> Iterator[Case]:
         n = space[-1 - axis]
         if n > 1:
             yield _set_axis(case, axis, n, 1)
+    for k, s in enumerate(case.shapes[3:], start=3):  # an optional input left out
+        if s is not None:
+            yield replace(case, shapes=tuple(None if j == k else x for j, x in enumerate(case.shapes)),
+                          dtypes=tuple("" if j == k else d for j, d in enumerate(case.dtypes)), id="")
     for k, s in enumerate(case.shapes):  # leading 1s dropped from one input
         if s and s[0] == 1:
             shapes = list(case.shapes)
@@ -313,8 +340,8 @@ def _candidates(case: Case) -> Iterator[Case]:
         yield replace(case, ub_budget=0, id="")
     if case.fold_tiles:
         yield replace(case, fold_tiles=0, id="")
-    if case.layouts != ("c", "c", "c"):
-        for k in range(3):
+    if set(case.layouts) != {"c"}:
+        for k in range(len(case.layouts)):
             if case.layouts[k] != "c":
                 lay = list(case.layouts)
                 lay[k] = "c"
@@ -326,11 +353,13 @@ def _candidates(case: Case) -> Iterator[Case]:
                 yield _set_axis(case, axis, n, m)
     if case.values != "normal":
         yield replace(case, values="normal", id="")
-    base = case.dtypes[3]
-    if case.dtypes[:3] != (base,) * 3:
-        yield replace(case, dtypes=(base, base, base, base), id="")
-    if case.dtypes != ("float32",) * 4:
-        yield replace(case, dtypes=("float32",) * 4, id="")
+    base = case.dtypes[-1]
+    same = tuple("" if s is None else base for s in case.shapes) + (base,)
+    if case.dtypes != same:
+        yield replace(case, dtypes=same, id="")
+    f32 = tuple("" if s is None else "float32" for s in case.shapes) + ("float32",)
+    if case.dtypes != f32:
+        yield replace(case, dtypes=f32, id="")
     op = get_op(case.op)
     first = op.reductions[0].label
     if case.reduction != first:
@@ -385,14 +414,16 @@ def python_call(case: Case) -> str:
     exactly on the twin: the same values, dtypes, layouts and UB budget. Auto-sync is the twin's environment setting
     (LOSSGRAD_TWIN_AUTO_SYNC), not part of the call."""
     op = get_op(case.op)
-    dts = case.dtypes[:3]
+    dts = case.dtypes[:-1]
     dt_arg = repr(dts[0]) if len(set(dts)) == 1 else repr(dts)
-    extra = "" if case.layouts == ("c", "c", "c") else f", layouts={''.join(case.layouts)!r}"
+    extra = "" if set(case.layouts) == {"c"} else f", layouts={''.join(case.layouts)!r}"
+    if len(case.shapes) > 3:
+        extra += f", op={op.template!r}"
     if case.log_target is not None:
         extra += f", kl=True, log_target={case.log_target}"
     args = f"*lossgrad.verify.inputs({case.shapes!r}, {dt_arg}, {case.values!r}, {case.seed}{extra})"
     kwargs = "".join(f", {k}={v!r}" for k, v in case.attrs.items())
-    call = (f"lossgrad.{op.name}({args}, {case_reduction(case)!r}{kwargs}, out_dtype={case.dtypes[3]!r}, "
+    call = (f"lossgrad.{op.name}({args}, {case_reduction(case)!r}{kwargs}, out_dtype={case.dtypes[-1]!r}, "
             f"soc={case.soc!r}, backend='twin')")
     settings = ", ".join(f"{k}={v}" for k, v in (("ub_budget", case.ub_budget), ("fold_tiles", case.fold_tiles))
                          if v)

@@ -48,13 +48,16 @@ def backward_through(loss_fn, leaf, grad, reduction: str, shape: tuple[int, ...]
     loss.backward()
 
 
-def torch_reference(op: str, g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, **attrs: Any
-                    ) -> np.ndarray:
+def torch_reference(op: str, *args: Any, **attrs: Any) -> np.ndarray:
     """PyTorch float64 autograd gradient with respect to self, in aclnn's output shape (unrounded float64): the op
-    folder's test_facts.ORACLE, with the op's attribute defaults for those not given."""
+    folder's test_facts.ORACLE, with the op's attribute defaults for those not given. `args`: the op's tensors in
+    aclnn's order (g, s, t, then an optional one, None when absent), then the reduction's name."""
     spec = get_op(op)
+    n = len(spec.inputs)
+    if len(args) != n + 1:
+        raise TypeError(f"{spec.name}: expected its {n} tensors and the reduction, got {len(args)} arguments")
     values = {a.name: a.default for a in spec.attrs} | attrs
-    return op_part(spec, "test_facts").ORACLE(g, s, t, reduction, values)
+    return op_part(spec, "test_facts").ORACLE(*args[:n], args[n], values)
 
 
 def torch_available() -> bool:
@@ -70,8 +73,8 @@ def compare_with_torch(call, golden64: np.ndarray) -> str | None:
     from ..precision import compare
 
     attrs = dict(call.attrs)
-    want64 = np.asarray(torch_reference(call.op.name, call.grad, call.self_, call.target, call.reduction.label,
-                                        **attrs), np.float64)
+    tensors = [call.inputs.get(i.role) for i in call.op.inputs]
+    want64 = np.asarray(torch_reference(call.op.name, *tensors, call.reduction.label, **attrs), np.float64)
     with np.errstate(over="ignore"):  # beyond the dtype's range rounds to Inf, as the golden's rounding does
         want = want64.astype(call.out_dtype.np_dtype)
     if want.shape != golden64.shape:

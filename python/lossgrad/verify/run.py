@@ -95,8 +95,8 @@ def run_case(case: Case, backend: str = "twin", oracle: bool = False) -> CaseRes
     ref = reference_mode(case)
     standard = "experimental" if case.standard == "auto" else case.standard
     try:
-        g, s, t = make_inputs(case)
-        call = validate(case.op, g, s, t, case_reduction(case), case.attrs, out_dtype=case.dtypes[3], soc=case.soc)
+        tensors = make_inputs(case)
+        call = validate(case.op, *tensors, case_reduction(case), case.attrs, out_dtype=case.dtypes[-1], soc=case.soc)
         expected = compute_call(call, ref)
         with knobs(ub_budget=case.ub_budget or None, fold_tiles=case.fold_tiles or None):
             open_ = undetermined(call, ref)
@@ -159,12 +159,19 @@ def _kernel_dtypes(case: Case) -> dict[str, DType] | None:
     """The dtypes the case's kernel is instantiated with, when they are all floating (integer inputs are promoted
     first: such a case launches a kernel outside the bundle)."""
     try:
-        dts = [parse_dtype(d) for d in case.dtypes]
+        op = get_op(case.op)
+    except KeyError:  # an invalid case fails in run_case with its own message
+        return None
+    by_role = {i.role: d for i, d in zip(op.inputs, case.dtypes)}
+    by_role = {r: d or by_role["self"] for r, d in by_role.items()}  # an absent input: self's (kernel_args.prepare)
+    by_role["out"] = case.dtypes[-1]
+    try:
+        dts = {r: parse_dtype(by_role[r]) for r in codegen.kernel_roles(op)}
     except ValueError:
         return None
-    if not all(d.is_float for d in dts):
+    if not all(d.is_float for d in dts.values()):
         return None
-    return dict(zip(codegen.kernel_roles(case.op), dts))
+    return dts
 
 
 def _plan(todo: Sequence[Case]) -> list[_Group]:
@@ -473,7 +480,7 @@ def worst(results: Iterable[CaseResult]) -> dict[tuple[str, str], dict[str, floa
     """Per (op, output dtype): case count, failures, worst MERE and MARE (judged, and against float64)."""
     table: dict[tuple[str, str], dict[str, float]] = {}
     for r in results:
-        key = (r.case.op, r.case.dtypes[3])
+        key = (r.case.op, r.case.dtypes[-1])
         row = table.setdefault(key, {"cases": 0, "failed": 0, "undetermined": 0, "mere": 0.0, "mare": 0.0,
                                      "mere64": 0.0, "mare64": 0.0})
         row["cases"] += 1

@@ -120,3 +120,29 @@ def test_the_optional_input_is_optional_in_the_torch_schema(checkout: Path) -> N
     facts = json.loads(r.stdout.strip().splitlines()[-1])
     assert "Tensor target, Tensor? weight=None, int reduction=1" in facts["schema"], facts["schema"]
     assert facts["forward"] and facts["forward_none"] and facts["d_w"] and facts["d_s"], facts
+
+
+def _cli(root: Path, *args: str):
+    return run(root, "-c", "import sys; from lossgrad.cli import main; sys.exit(main())", *args, timeout=1500)
+
+
+def test_the_op_with_an_optional_input_verifies(checkout: Path, tmp_path: Path) -> None:
+    """verify's matrix runs it with the weight absent and present, the fuzz search draws it both ways (and compares
+    with PyTorch), and a case table carries the weight's shape in its own column (empty: absent)."""
+    table = tmp_path / "cases.csv"
+    r = _cli(checkout, "verify", "--op", "weighted_mse", "--soc", "Ascend910B1", "--limit", "24", "--json",
+             "--export-cases", str(table))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    text = table.read_text()
+    assert "weight_shape" in text.splitlines()[0]
+    rows = text.splitlines()[1:]
+    assert any("/absent/" in row for row in rows) and any("/present/" in row for row in rows)
+    r = _cli(checkout, "verify", "--cases", str(table), "--limit", "24", "--json", "-j", "2")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["cases"] == 24 and report["failed"] == 0, report
+    r = _cli(checkout, "verify", "--op", "weighted_mse", "--soc", "Ascend910B1,Ascend310P3", "--fuzz", "40",
+             "--seed", "5", "--json", "-j", "2")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["cases"] == 80 and report["failed"] == 0, report
