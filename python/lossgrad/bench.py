@@ -198,7 +198,7 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
             add_pass(f"Cast({role} {arr.dtype}->{cdt.label})", n * arr.itemsize, n * cdt.itemsize,
                      math.ceil(n * max(arr.itemsize, cdt.itemsize) / 256))
         materialised[role] = np.broadcast_to(arr.astype(cdt.np_dtype), shape).copy()
-    kprof = profile(op, materialised["grad"], materialised["self"], materialised["target"], call.reduction,
+    kprof = profile(op, *(materialised.get(i.role) for i in op.inputs), call.reduction,  # aclnn's order
                     soc=soc, out_dtype=cdt, timing=timing, **_kernel_attrs(call))
     k = _measure(kprof)
     gm += k.gm_bytes

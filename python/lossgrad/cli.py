@@ -18,7 +18,7 @@ import click
 
 from . import bench as twin_bench
 from .errors import BackendUnavailable, LossGradError, OutputTooLarge
-from .registry import OPS, get_op, short_names
+from .registry import OPS, ROLES, get_op, short_names
 from .runners import BACKENDS
 from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, aliases_of, get_soc, soc_record
 from .twin.build import CacheDirError
@@ -343,11 +343,21 @@ def _reduction(text: str) -> "str | int":
         return text.strip()
 
 
+def _optional_shape_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """One --<role> shape option per optional role (opspec.ROLES): --weight, --pos-weight; default: absent."""
+    for role in reversed([r for r in ROLES if not r.required]):
+        command = click.option(f"--{role.name.replace('_', '-')}", f"{role.name}_shape", default=None,
+                               help=f"{role.name} shape, for an op with that optional input (default: absent).")(
+                                   command)
+    return command
+
+
 @main.command()
 @click.argument("op", type=OP)
 @click.option("--grad", "grad_shape", default="()", show_default=True, help="gradOutput shape, e.g. '(1024,)'.")
 @click.option("--self", "self_shape", default="(1024,)", show_default=True)
 @click.option("--target", "target_shape", default=None, help="Default: self's shape.")
+@_optional_shape_options
 @click.option("--dtype", default="float32", show_default=True, help="Input dtype (all three).")
 @click.option("--out-dtype", default=None)
 @click.option("--reduction", default="mean", show_default=True, help="none/mean/sum/batchmean or aclnn's 0-3.")
@@ -356,20 +366,31 @@ def _reduction(text: str) -> "str | int":
 @click.option("--soc", default=None, type=_SocName(), help="SoC version or product-line alias (default: Ascend910B1).")
 @click.option("--json", "as_json", is_flag=True)
 def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, dtype: str, out_dtype: str | None,
-           reduction: str, beta: float | None, log_target: bool, soc: str | None, as_json: bool) -> None:
+           reduction: str, beta: float | None, log_target: bool, soc: str | None, as_json: bool,
+           **optional: str | None) -> None:
     """Print the tiling an op gets for shapes, dtype and SoC (OP: a short, full or aclnn name; see --help)."""
     import numpy as np
 
     from .tiling import plan_call
     from .validation import validate
 
+    spec = get_op(op)
     d = _dtype(dtype, "--dtype").np_dtype
-    shapes = [_shape(s, o) for s, o in ((grad_shape, "--grad"), (self_shape, "--self"),
-                                        (target_shape or self_shape, "--target" if target_shape else "--self"))]
+    shapes: list[tuple[int, ...] | None] = [
+        _shape(s, o) for s, o in ((grad_shape, "--grad"), (self_shape, "--self"),
+                                  (target_shape or self_shape, "--target" if target_shape else "--self"))]
+    for key, text in optional.items():  # --weight, --pos-weight: only for an op that has the input
+        role = key.removesuffix("_shape")
+        flag = f"--{role.replace('_', '-')}"
+        if text is not None and role not in spec.roles:
+            raise click.BadParameter(f"{spec.name} has no {role} input", param_hint=flag)
+    for i in spec.inputs[3:]:
+        text = optional.get(f"{i.role}_shape")
+        shapes.append(None if text is None else _shape(text, f"--{i.role.replace('_', '-')}"))
     # Shape-only arrays: one element seen through the whole shape, so a huge shape costs nothing (the tiling
     # reads shapes and dtypes, never data).
     try:
-        arrays = [np.broadcast_to(np.zeros((), d), shape) for shape in shapes]
+        arrays = [None if shape is None else np.broadcast_to(np.zeros((), d), shape) for shape in shapes]
     except ValueError as exc:  # more bytes than a 64-bit address space holds: no such tensor can exist
         raise click.BadParameter(f"{shapes}: {exc}", param_hint="--grad/--self/--target") from None
     attrs: dict[str, object] = {}
@@ -427,7 +448,10 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
     except UnsafeOutputDir as exc:
         raise click.ClickException(str(exc)) from exc
     chosen = list(ops) or list(OPS)
-    written = [codegen.write_kernel(out_dir, op, concrete) for op in chosen]
+    # an op's optional inputs take self's dtype (the type parameter of an absent one is self's too)
+    written = [codegen.write_kernel(out_dir, op, None if concrete is None else
+                                    {**{r: concrete["self"] for r in get_op(op).roles}, **concrete})
+               for op in chosen]
     for p in written:
         click.echo(str(p))
     click.echo(str(Path(out_dir) / codegen.TILING_HEADER))

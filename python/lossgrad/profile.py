@@ -19,7 +19,7 @@ from .errors import invalid_error
 from .registry import get_op
 from .runners import no_launch_result
 from .socs import Soc
-from .validation import Call, validate
+from .validation import Call, split_args, validate
 
 __all__ = ["Profile", "profile", "counters_of", "pct_roofline"]
 
@@ -90,11 +90,12 @@ def _counters(cores: Any, api: Any) -> dict[str, Any]:
     }
 
 
-def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = "mean", *,
-            soc: "str | Soc | None" = None, out_dtype: Any = None, timing: bool = True,
+def profile(op: Any, *args: Any, soc: "str | Soc | None" = None, out_dtype: Any = None, timing: bool = True,
             auto_sync: bool | None = None, l2: str = "cold", **attrs: Any) -> Profile:
     """Run `op` (any of its names) on the twin for `soc` and return its output, tiling, counters and modelled time.
 
+    `args`, in aclnn's order: the op's tensors (grad_output, self, target, then an optional one, None when absent)
+    and the reduction (default "mean").
     `attrs` are the op's attributes by name (`beta=` for SmoothL1, `log_target=` for KL). `auto_sync` None takes the
     LOSSGRAD_TWIN_AUTO_SYNC setting, as every twin run does. `l2`: the inputs' L2 state for the time model, "cold"
     (a first call, the default) or "warm" (the same call ran just before, its data still in L2). Every argument is
@@ -111,7 +112,10 @@ def profile(op: Any, grad_output: Any, self: Any, target: Any, reduction: Any = 
                             f"{auto_sync!r:.40}")
     if l2 not in ("cold", "warm"):
         raise invalid_error(f"l2: expected 'cold' or 'warm', got {l2!r}")
-    call = validate(spec, grad_output, self, target, reduction, attrs or None, out_dtype=out_dtype, soc=soc)
+    tensors, reduction, extra = split_args(spec, args)
+    if extra is not None:
+        raise invalid_error("attributes: pass them by name (beta=..., log_target=...)")
+    call = validate(spec, *tensors.values(), reduction, attrs or None, out_dtype=out_dtype, soc=soc)
     from .memory import require as require_memory
     require_memory(call)
     if not call.launch:

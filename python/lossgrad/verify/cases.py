@@ -344,15 +344,14 @@ def write_csv_rows(writer: "csv._writer", cases: Iterable[Case]) -> None:
                          *optional])
 
 
-def parse_dtypes(text: str, tensors: int = 3) -> tuple[str, ...]:
+def parse_dtypes(text: str, roles: Sequence[str] = ("grad", "self", "target")) -> tuple[str, ...]:
     """"grad;self;target;out" (an op with an optional input: one more before out, empty when it is absent), or one
-    dtype for all."""
+    dtype for all. `roles`: the op's tensors in aclnn's order."""
     dts = tuple(x.strip() for x in text.split(";"))
     if len(dts) == 1:
-        dts = dts * (tensors + 1)
-    if len(dts) != tensors + 1:
-        raise ValueError(f"dtypes {text!r}: give the {tensors} tensors' and out's, separated by ';' (or one dtype "
-                         "for all)")
+        dts = dts * (len(roles) + 1)
+    if len(dts) != len(roles) + 1:
+        raise ValueError(f"dtypes {text!r}: give {';'.join(roles)};out (or one dtype for all)")
     return dts
 
 
@@ -383,7 +382,7 @@ def _case_from_row(row: dict[str, str]) -> Case:
     for i in op.inputs:  # aclnn's order; an optional input's empty column: absent
         text = (row.get(f"{i.role}_shape") or "").strip()
         shapes.append(None if i.optional and not text else parse_shape(row[f"{i.role}_shape"]))
-    dts = tuple("" if sh is None else d for d, sh in zip(parse_dtypes(row["dtypes"], len(op.inputs)),
+    dts = tuple("" if sh is None else d for d, sh in zip(parse_dtypes(row["dtypes"], [i.role for i in op.inputs]),
                                                        [*shapes, ()]))
     names = {a.name for a in op.attrs}
     beta_text = (row.get("beta") or "").strip()

@@ -146,3 +146,23 @@ def test_the_op_with_an_optional_input_verifies(checkout: Path, tmp_path: Path) 
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     report = json.loads(r.stdout)
     assert report["cases"] == 80 and report["failed"] == 0, report
+
+
+def test_tiling_and_profile_take_the_optional_input(checkout: Path) -> None:
+    present = _cli(checkout, "tiling", "weighted_mse", "--grad", "(4,1)", "--self", "(4,70)", "--weight", "(70,)",
+                   "--json")
+    absent = _cli(checkout, "tiling", "weighted_mse", "--grad", "(4,1)", "--self", "(4,70)", "--json")
+    assert present.returncode == 0 and absent.returncode == 0, present.stderr[-2000:] + absent.stderr[-2000:]
+    with_w, without = json.loads(present.stdout), json.loads(absent.stdout)
+    assert with_w["tiling_key"] & 4 == 0 and without["tiling_key"] & 4 == 4
+    assert "weight" in with_w["modes"] and "weight" not in without["modes"]
+    script = """
+import numpy as np, lossgrad
+g, s, t, w = (np.ones(shape, np.float32) for shape in ((4, 1), (4, 70), (70,), (70,)))
+p = lossgrad.profile("weighted_mse", g, s, t, w, "sum", soc="Ascend910B1", timing=False)
+q = lossgrad.profile("weighted_mse", g, s, t, None, "sum", soc="Ascend910B1", timing=False)
+print(p.counters["gm_bytes_read"] - q.counters["gm_bytes_read"])
+"""
+    r = run(checkout, "-c", script)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert int(r.stdout.split()[-1]) == 70 * 4  # the weight's bytes, read once
