@@ -175,14 +175,17 @@ def _kernel_dtypes(case: Case) -> dict[str, DType] | None:
 
 
 def _plan(todo: Sequence[Case]) -> list[_Group]:
-    groups: dict[tuple[tuple[str, str], ...], _Group] = {}
+    """The cases grouped by the twin build they need: the architecture, and the kernels' number of GM arguments (a
+    bundle's entry takes one count: an op with an optional input has one more)."""
+    groups: dict[tuple, _Group] = {}
     for i, case in enumerate(todo):
         try:
             soc = get_soc(case.soc)
+            inputs = len(get_op(case.op).kernel_inputs)
         except Exception:  # noqa: BLE001 - an invalid case fails in run_case with its own message
             groups.setdefault((), _Group([], [], [])).cases.append(i)
             continue
-        key = tuple(sorted(arch_defines(soc).items()))
+        key = (tuple(sorted(arch_defines(soc).items())), inputs)
         g = groups.setdefault(key, _Group([], [], []))
         g.cases.append(i)
         if soc.name not in g.socs:

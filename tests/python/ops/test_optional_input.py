@@ -146,6 +146,12 @@ def test_the_op_with_an_optional_input_verifies(checkout: Path, tmp_path: Path) 
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     report = json.loads(r.stdout)
     assert report["cases"] == 80 and report["failed"] == 0, report
+    # with a three-input op in the same run: their kernels go to separate bundles (a bundle's entry has one arity)
+    r = _cli(checkout, "verify", "--op", "weighted_mse", "--op", "mse", "--soc", "Ascend910B1", "--fuzz", "12",
+             "--seed", "6", "--json", "-j", "2", "--no-torch-oracle")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["cases"] == 12 and report["failed"] == 0, report
 
 
 def test_tiling_and_profile_take_the_optional_input(checkout: Path) -> None:
