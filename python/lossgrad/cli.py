@@ -448,9 +448,7 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
     except UnsafeOutputDir as exc:
         raise click.ClickException(str(exc)) from exc
     chosen = list(ops) or list(OPS)
-    # an op's optional inputs take self's dtype (the type parameter of an absent one is self's too)
-    written = [codegen.write_kernel(out_dir, op, None if concrete is None else
-                                    {**{r: concrete["self"] for r in get_op(op).roles}, **concrete})
+    written = [codegen.write_kernel(out_dir, op, None if concrete is None else get_op(op).absent_as_self(concrete))
                for op in chosen]
     for p in written:
         click.echo(str(p))

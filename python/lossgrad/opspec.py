@@ -225,6 +225,12 @@ class OpSpec:
         declared = {i.role for i in self.inputs}
         return tuple(r.name for r in ROLES if r.name in declared)
 
+    def absent_as_self(self, by_role: Mapping[str, Any]) -> dict[str, Any]:
+        """`by_role` (dtypes by role) with self's entry for every input of the op it lacks: the type parameter of an
+        absent optional input is self's, so one kernel serves the variants with and without it, and the package's
+        OpDef columns give it self's dtype."""
+        return {**{r: by_role["self"] for r in self.roles}, **by_role}
+
     @property
     def kernel_inputs(self) -> tuple[KernelIO, ...]:
         """The kernel's inputs in its parameter (OpDef Input()) order."""
@@ -293,8 +299,8 @@ class OpSpec:
                     if g != d:
                         out = dt.promote(g, d) if self.default_out_dtype == "promoted" else d
                         combos.append({"grad": g, "self": d, "target": d, "out": out})
-        # Any other input (an optional weight) takes self's dtype in every column.
-        return tuple(tuple(c.get(io.role, c["self"]) for io in self.kernel_inputs) + (c["out"],) for c in combos)
+        columns = [self.absent_as_self(c) for c in combos]  # an optional input: self's dtype in every column
+        return tuple(tuple(c[io.role] for io in self.kernel_inputs) + (c["out"],) for c in columns)
 
 
 # -- the UB buffers a compute body may declare (tiling.ub_plan sizes and places them, the kernel allocates them) ------

@@ -54,9 +54,7 @@ def package_dtypes(call: "Call") -> dict[str, DType]:
 
     op, arch = call.op, call.soc.arch.npu_arch
     columns = set(kernel_combos(op, arch))
-    own = dict(call.kernel_dtypes)
-    for role in op.roles:  # an absent optional input: the column's entry for it is self's dtype (kernel_combos)
-        own.setdefault(role, own["self"])
+    own = op.absent_as_self(call.kernel_dtypes)
     if tuple(own[io.role] for io in op.kernel_inputs) + (own["out"],) in columns:
         return own
     compute = aclnn_kernel_dtype(call)

@@ -35,9 +35,7 @@ def prepare(call: Call) -> KernelArgs:
     kernel_dtypes = call.kernel_dtypes  # a non-float input (L1 only) is cast by the op_api before the kernel
     for role in call.roles:  # an absent optional input has no kernel view: the kernel never reads it
         inputs[role] = kernel_view(arrays[role]).astype(kernel_dtypes[role].np_dtype, copy=False)
-    dtypes = {r: dt.from_numpy(a.dtype) for r, a in inputs.items()}
-    for role in call.op.roles:  # an absent input's type parameter: self's (one kernel serves both variants)
-        dtypes.setdefault(role, dtypes["self"])
+    dtypes = call.op.absent_as_self({r: dt.from_numpy(a.dtype) for r, a in inputs.items()})
     dtypes["out"] = call.out_dtype
     problem = problem_from_call(call, {r: a.shape for r, a in inputs.items()})
     if dict(problem.dtypes) != dtypes:

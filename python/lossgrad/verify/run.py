@@ -162,8 +162,7 @@ def _kernel_dtypes(case: Case) -> dict[str, DType] | None:
         op = get_op(case.op)
     except KeyError:  # an invalid case fails in run_case with its own message
         return None
-    by_role = {i.role: d for i, d in zip(op.inputs, case.dtypes)}
-    by_role = {r: d or by_role["self"] for r, d in by_role.items()}  # an absent input: self's (kernel_args.prepare)
+    by_role = op.absent_as_self({i.role: d for i, d in zip(op.inputs, case.dtypes) if d})  # "": absent
     by_role["out"] = case.dtypes[-1]
     try:
         dts = {r: parse_dtype(by_role[r]) for r in codegen.kernel_roles(op)}
