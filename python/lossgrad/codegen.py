@@ -20,17 +20,10 @@ from .dtypes import DType
 from .project_files import project_root
 from .registry import INPUT_ROLES, OPS_DIR, ROLE, OpSpec, OutputShape, get_op
 from .socs import ARCHS
-from .tiling import KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, absent_key
+from .tiling import KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, absent_key, absent_sets
 from .tiling import data as tiling_data
-from .tiling.cxx_tables import absent_sets
 from .tiling import ub_plan as buffer_plan
 
-
-
-def kernel_roles(op: "str | OpSpec") -> tuple[str, ...]:
-    """The roles a kernel of `op` is instantiated for, in the class's type-parameter order: its inputs' roles in
-    role order, then "out"."""
-    return get_op(op).roles + ("out",)
 TILING_HEADER = "lossgrad_tiling_data.h"
 # The tile walk (plain C++): rendered into every kernel, and beside them for the package's tiling core, whose plan
 # check walks the same tiles (op_host/tiling_core/lossgrad_plan_check.cpp includes ../../op_kernel/tile_walk.h).
@@ -55,6 +48,12 @@ def _env() -> jinja2.Environment:
                              auto_reload=False)  # one consistent set of templates per process
     env.filters["bufbit"] = lambda bit: f"LOSSGRAD_BUF_{buffer_plan.MASK_NAMES[bit]}"
     return env
+
+
+def kernel_roles(op: "str | OpSpec") -> tuple[str, ...]:
+    """The roles a kernel of `op` is instantiated for, in the class's type-parameter order: its inputs' roles in
+    role order, then "out"."""
+    return get_op(op).roles + ("out",)
 
 
 def _class_name(op: OpSpec) -> str:
@@ -90,10 +89,14 @@ def _compute_type(spec: OpSpec) -> dict[str, object]:
     return {"promoted_type": promoted, "all_half": (" && ".join(half[:2]), " && ".join(half[2:]))}
 
 
+def _has(role: str) -> str:
+    """The kernel class's constant that says the launch has this optional input (kHasWeight)."""
+    return "kHas" + "".join(w.capitalize() for w in role.split("_"))
+
+
 def _optional(spec: OpSpec) -> list[dict[str, object]]:
     """The op's optional inputs: the kernel class's presence constant of each and its absent-key bit."""
-    return [{"role": r, "has": "kHas" + "".join(w.capitalize() for w in r.split("_")), "key": KEY_ABSENT[r]}
-            for r in spec.roles if spec.input(r).optional]
+    return [{"role": r, "has": _has(r), "key": KEY_ABSENT[r]} for r in spec.roles if spec.input(r).optional]
 
 
 def _guard(spec: OpSpec, role: str) -> str:
@@ -101,7 +104,7 @@ def _guard(spec: OpSpec, role: str) -> str:
     scalar, an optional input present."""
     if role == "grad":
         return "!GRAD_SCALAR"
-    return next((str(o["has"]) for o in _optional(spec) if o["role"] == role), "")
+    return _has(role) if spec.input(role).optional else ""
 
 
 def _inputs(spec: OpSpec) -> list[dict[str, object]]:
@@ -138,7 +141,7 @@ def _slot_exprs(spec: OpSpec) -> dict[str, str]:
 
     sets = absent_sets(spec)
     keys = exprs_of(False, ()).keys()
-    if len(sets) == 1:
+    if len(sets) == 1:  # no optional input
         return {k: by_grad((), k) for k in keys}
     # ABSENT == <bits> ? (...) : ... : (all present)
     return {k: " : ".join([f"ABSENT == {absent_key(a)}u ? ({by_grad(a, k)})" for a in sets[1:]]
@@ -170,6 +173,7 @@ def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
         note = "Element types come from CANN's DTYPE_<NAME> macros (one build per dtype combination)."
     else:
         note = "Element types: " + ", ".join(f"{r} {dtypes[r].label}" for r in kernel_roles(spec)) + "."
+    inputs = _inputs(spec)
     return _env().get_template("kernel.cpp.j2").render(
         op=spec, class_name=_class_name(spec), dtype_note=note, types=_types(spec, dtypes), role_args=args,
         buffers=buffer_plan.buffers(spec, grad_scalar=False, npu_arch=2201),
@@ -177,9 +181,9 @@ def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
         mask_work=buffer_plan.MASK_WORK, mask_repeat=buffer_plan.MASK_REPEAT, mask_const=buffer_plan.MASK_CONST,
         uses_consts=buffer_plan.has_constants(spec), scalar_stage_bytes=buffer_plan.SCALAR_STAGE_BYTES,
         slot=_slot_exprs(spec), bank_skews=[(n, buffer_plan.bank_skew(n)) for n in ARCHS if buffer_plan.bank_skew(n)],
-        inputs=_inputs(spec), vars=", ".join(ROLE[r].lanes for r in spec.roles), reduces=reduces, variants=variants,
+        inputs=inputs, vars=", ".join(ROLE[r].lanes for r in spec.roles), reduces=reduces, variants=variants,
         **_compute_type(spec), optional=_optional(spec),
-        buffer_guards={f"{r}Work_": _guard(spec, r) for r in spec.roles if _guard(spec, r)},
+        buffer_guards={f"{i['role']}Work_": i["guard"] for i in inputs if i["guard"]},
         kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
     )
 

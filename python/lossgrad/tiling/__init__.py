@@ -41,6 +41,13 @@ def absent_key(absent: "Iterable[str]") -> int:
     """The tiling-key bits of these absent optional roles."""
     return sum(KEY_ABSENT[r] for r in set(absent))
 
+
+def absent_sets(op: OpSpec) -> list[tuple[str, ...]]:
+    """Every subset of the op's optional inputs a call may leave out (role order), the empty one first: one kernel
+    variant and one buffer plan each."""
+    optional = [r for r in op.roles if op.input(r).optional]
+    return [tuple(r for k, r in enumerate(optional) if m >> k & 1) for m in range(1 << len(optional))]
+
 # Operand modes relative to a tile (rows x columns).
 STREAM, ROW, COL, SCALAR = td.MODES
 

@@ -28,7 +28,7 @@ from ..dtypes import KERNEL_DTYPES, DType
 from ..registry import OPS, Divisor, OpSpec, OutputShape, Reduction
 from ..socs import ARCHS
 from . import (COLUMN_MIN_BYTES, GM_ALIGN_BYTES, KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, KL_FOLD_TILES,
-               MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, _sizes, absent_key)
+               MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, _sizes, absent_key, absent_sets)
 from . import ub_plan
 
 TABLES_HEADER = "lossgrad_tiling_tables.h"
@@ -105,12 +105,6 @@ def _plans() -> tuple[list[str], list[str], int]:
         plans.append(f"    {{{op_index}, {_bool(bool(grad_scalar))}, {absent_bits}u, {arch}, {_bool(bool(consts))}, "
                      f"{first}u, {len(bufs)}u}},")
     return buffers, plans, denom
-
-
-def absent_sets(op: OpSpec) -> list[tuple[str, ...]]:
-    """Every subset of the op's optional inputs a call may leave out (role order), the empty one first."""
-    optional = [i.role for i in sorted(op.inputs, key=lambda i: ROLE_INDEX[i.role]) if i.optional]
-    return [tuple(r for k, r in enumerate(optional) if m >> k & 1) for m in range(1 << len(optional))]
 
 
 def _ops() -> list[str]:

@@ -41,7 +41,6 @@ from ..registry import INPUT_ROLES
 from ..registry import scratch as op_scratch
 from ..socs import ARCHS
 
-ROLES = INPUT_ROLES
 ROLE_TYPE = {**{r: ROLE[r].type_param for r in INPUT_ROLES}, "out": "TO"}
 
 # Names of the bits in the shared C header (LOSSGRAD_BUF_<NAME>), so the kernels read them by name: those of the

@@ -72,10 +72,6 @@ class Case:
             object.__setattr__(self, "id", ident)
 
     @property
-    def out_dtype(self) -> str:
-        return self.dtypes[-1]
-
-    @property
     def attrs(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.beta is not None:
