@@ -344,14 +344,15 @@ inline ge::graphStatus RunTiling(gert::TilingContext* context, lossgrad_tiling::
     in.num_inputs = inputs.num_inputs;
     for (size_t i = 0; i < static_cast<size_t>(inputs.num_inputs); ++i) {
         const bool optional = (inputs.optional >> i & 1U) != 0;
+        const gert::StorageShape* shape = optional ? context->GetOptionalInputShape(i) : context->GetInputShape(i);
         // An optional input the caller leaves out (a null aclTensor*) has no shape in the context: the kernel's
         // variant for it never reads its GM address (the tiling key says which).
-        if (optional && context->GetOptionalInputShape(i) == nullptr) {
+        if (optional && shape == nullptr) {
             in.absent |= 1U << i;
             continue;
         }
-        const gert::StorageShape* shape = optional ? context->GetOptionalInputShape(i) : context->GetInputShape(i);
-        const gert::CompileTimeTensorDesc* desc = optional ? context->GetOptionalInputDesc(i) : context->GetInputDesc(i);
+        const gert::CompileTimeTensorDesc* desc =
+            optional ? context->GetOptionalInputDesc(i) : context->GetInputDesc(i);
         if (!ReadTensor(shape, desc, &in.inputs[i])) {
             return Fail(node, "an input has no shape/desc, an unknown dim, rank > 8 or a dtype other than "
                               "float32/float16/bfloat16");

@@ -370,9 +370,8 @@ def validate(op: "str | OpSpec", *args: Any, out_shape: Shape | None = None,
     names = {i.role: i.aclnn for i in spec.inputs}
     missing = [i.aclnn for i in spec.inputs if values[i.role] is None and not i.optional]
     if missing:
-        raise null_error(f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument but "
-                         f"the optional ones)" if any(i.optional for i in spec.inputs) else
-                         f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument)")
+        but = " but the optional ones" if any(i.optional for i in spec.inputs) else ""
+        raise null_error(f"{', '.join(missing)}: null input ({spec.aclnn} requires every tensor argument{but})")
     arrays = {role: _as_array(names[role], v) for role, v in values.items() if v is not None}
     full_attrs = {a.name: a.default for a in spec.attrs}
     for key, value in (attrs or {}).items():
