@@ -673,7 +673,8 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
     for title, rows in sections.items():
         click.echo(f"\n{title}:  ours | aclnn composition "
                    "(BroadcastTo/Cast/ReduceSum passes + kernel, one launch each)")
-        click.echo(f"{'op':<24}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
+        w = max([24] + [len(r.op) + 1 for r in rows])  # the longest op name of the section, and a space
+        click.echo(f"{'op':<{w}}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
                    f"{'band us':>16}{'bound':>8}{'%roof':>11} |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'band us':>16}"
                    f"{'bound':>8}{'%roof':>11}{'launch':>7}{'speedup':>8}")
         for r in rows:
@@ -692,7 +693,7 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
                 b = side["pct_roofline_band"]
                 return f"{side['pct_roofline']:.0f}" + ("" if b is None else f"({b[0]:.0f}-{b[1]:.0f})")
 
-            click.echo(f"{r.op:<24}{r.scenario[:33]:<34}{o['gm_bytes_per_elem']:>7.2f}"
+            click.echo(f"{r.op:<{w}}{r.scenario[:33]:<34}{o['gm_bytes_per_elem']:>7.2f}"
                        f"{o['vec_instr_per_elem']:>8.3f}{o['api_calls_per_elem']:>8.4f}{o['dma_per_elem']:>8.4f}"
                        f"{num(o['modelled_us'], '.1f'):>9}{rng(o['band_us'], '.1f'):>16}{o['bound'] or '-':>8}"
                        f"{pct(o):>11} |{a['gm_bytes_per_elem']:>7.2f}{a['vec_instr_per_elem']:>8.3f}"

@@ -154,10 +154,13 @@ def tiling_keys(op: "str | OpSpec") -> tuple[int, ...]:
 
 
 def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None) -> str:
-    """The kernel source for `op`: concrete element types from `dtypes` (roles grad/self/target/out), or CANN's
-    DTYPE_ macros when `dtypes` is None."""
+    """The kernel source for `op`: concrete element types from `dtypes` (by role, and out; an optional input not
+    given takes self's, as OpSpec.absent_as_self), or CANN's DTYPE_ macros when `dtypes` is None."""
     spec = get_op(op)
-    return _render(spec.name, None if dtypes is None else tuple(dtypes[r] for r in kernel_roles(spec)))
+    if dtypes is None:
+        return _render(spec.name, None)
+    by_role = spec.absent_as_self(dtypes)
+    return _render(spec.name, tuple(by_role[r] for r in kernel_roles(spec)))
 
 
 # Rendering is a pure function of the op and dtypes while the process's templates are fixed (_env), and verify asks

@@ -48,13 +48,19 @@ class Promotion(enum.Enum):
 
 
 class OutputShape(enum.Enum):
+    """The output's shape, and so what the kernel does at the output: BROADCAST_ALL and SELF_ABSORBING write the
+    broadcast of the inputs element by element; SELF sums over the axes target broadcasts self along (KL)."""
+
     BROADCAST_ALL = "broadcast(gradOutput, self, target)"
     SELF = "self.shape (gradOutput must broadcast into broadcast(self, target))"
+    SELF_ABSORBING = "self.shape; every other input broadcasts into self without enlarging it"
 
 
 class EmptyRule(enum.Enum):
     ANY_INPUT = "any empty input: success, no kernel launch"
     SELF_ONLY = "only an empty self returns early; an empty target broadcast sums to zeros"
+    SELF_SKIPS_SHAPES = ("an empty self: success, no kernel launch, and the shape checks are skipped; another empty "
+                         "input cannot broadcast into a non-empty self (161002)")
 
 
 class Check(enum.Enum):
@@ -71,6 +77,8 @@ class Check(enum.Enum):
     BETA = "beta >= 0 and not NaN"
     BROADCAST_ALL = "gradOutput, self and target broadcast, and the result equals the output shape"
     KL_SHAPES = "self/target broadcast, gradOutput broadcasts into that shape, output shape == self.shape"
+    INTO_SELF = ("output shape == self.shape, then target, the optional inputs and gradOutput each broadcast into "
+                 "self without enlarging it; skipped when self is empty (EmptyRule.SELF_SKIPS_SHAPES)")
     KERNEL_DTYPES = "every tensor the kernel reads or writes has a dtype the NpuArch can move and cast (arch_dtypes)"
 
 
@@ -138,6 +146,7 @@ class TensorInput:
     values_read: bool = True         # the kernel reads its values (False: only its shape matters, KL's self)
     optional: bool = False           # aclnn accepts a null tensor here
     absent: str = ""                 # what an absent optional input means (e.g. "a factor of 1: skipped")
+    aclnn_fills: bool = False        # aclnn's op_api materialises an absent one as OnesLike(self) for its kernel
 
 
 MAX_RANK = 8

@@ -16,8 +16,8 @@ import numpy as np
 from . import dtypes as dt
 from .dtypes import DType
 from .errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError, invalid_error, null_error
-from .registry import (MAX_RANK, Check, Divisor, EmptyRule, OpSpec, Reduction, arch_dtypes, get_op, kernel_dtypes,
-                       promoted_dtype)
+from .registry import (MAX_RANK, Check, Divisor, EmptyRule, OpSpec, OutputShape, Reduction, arch_dtypes, get_op,
+                       kernel_dtypes, promoted_dtype)
 from .socs import Soc, get_soc
 
 Shape = tuple[int, ...]
@@ -230,6 +230,8 @@ class _Validator:
         ranks = {self.names[r]: a.ndim for r, a in self.arrays.items()}
         if self.given_out_shape is not None:
             ranks[self.op.output_param] = len(self.given_out_shape)
+        elif self.op.output_shape in (OutputShape.SELF, OutputShape.SELF_ABSORBING):
+            ranks[self.op.output_param] = self.arrays["self"].ndim  # the out aclnn's caller allocates: self's shape
         for name in self.op.rank_checked:
             if ranks.get(name, 0) > MAX_RANK:
                 raise invalid_error(f"{name}: rank {ranks[name]} exceeds the maximum of {MAX_RANK} dimensions")
@@ -298,6 +300,18 @@ class _Validator:
         self._check_out_shape(s, f"{self.names['self']}'s shape")
         self.iter_shape, self.result_shape = st, s
 
+    def check_into_self(self) -> None:
+        s = self._bshape("self")
+        self.iter_shape = self.result_shape = s
+        if not self.arrays["self"].size:
+            return  # aclnn skips the shape checks for an empty self (EmptyRule.SELF_SKIPS_SHAPES)
+        self._check_out_shape(s, f"{self.names['self']}'s shape")
+        for role in [r for r in self.arrays if r not in ("grad", "self")] + ["grad"]:  # aclnn's order: gradOutput last
+            shape = self._bshape(role)
+            if broadcast_shapes(s, shape) != s:
+                raise invalid_error(f"{self.names[role]} shape {shape} must broadcast into {self.names['self']}'s "
+                                    f"shape {s} without enlarging it")
+
     def _check_out_shape(self, expected: Shape, what: str) -> None:
         if self.given_out_shape is not None and tuple(self.given_out_shape) != tuple(expected):
             raise invalid_error(f"{self.op.output_param}: shape {tuple(self.given_out_shape)} must equal {what} "
@@ -309,7 +323,8 @@ class _Validator:
             Check.SAME_DTYPE: self.check_same_dtype, Check.SELF_OUT_SUPPORTED: self.check_self_out_supported,
             Check.EACH_SUPPORTED: self.check_each_supported, Check.SELF_CASTS_TO_OUT: self.check_self_casts_to_out,
             Check.RANK: self.check_rank, Check.BETA: self.check_beta, Check.BROADCAST_ALL: self.check_broadcast_all,
-            Check.KL_SHAPES: self.check_kl_shapes, Check.KERNEL_DTYPES: self.check_kernel_dtypes,
+            Check.KL_SHAPES: self.check_kl_shapes, Check.INTO_SELF: self.check_into_self,
+            Check.KERNEL_DTYPES: self.check_kernel_dtypes,
         }
         for check in self.op.checks:
             if check is not Check.NULL:
@@ -394,7 +409,7 @@ def validate(op: "str | OpSpec", *args: Any, out_shape: Shape | None = None,
         full_attrs["beta"] = float(full_attrs["beta"])
     s_shape = tuple(arrays["self"].shape)
     if spec.empty_rule is EmptyRule.ANY_INPUT:
-        launch = all(a.size for a in arrays.values())
+        launch = all(a.size for a in arrays.values())  # (SELF_SKIPS_SHAPES: another empty input failed its check)
     else:
         launch = arrays["self"].size > 0
     if launch and numel(v.iter_shape) == 0:

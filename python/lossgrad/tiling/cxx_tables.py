@@ -49,6 +49,9 @@ _DIVISOR_NAMES = {Divisor.OUTPUT_NUMEL: "kDivisorOutputNumel", Divisor.SELF_NUME
                   Divisor.SELF_TARGET_NUMEL: "kDivisorSelfTargetNumel",
                   Divisor.SELF_TARGET_DIM0: "kDivisorSelfTargetDim0"}
 _OUTPUT_NAMES = {OutputShape.BROADCAST_ALL: "kOutputBroadcastAll", OutputShape.SELF: "kOutputSelf"}
+# SELF_ABSORBING: self's shape is the broadcast of every input (validation proved it), so the tiling and the kernel
+# write the broadcast as for BROADCAST_ALL
+_KERNEL_OUTPUT = {OutputShape.SELF_ABSORBING: OutputShape.BROADCAST_ALL}
 
 
 def _arch_keys() -> list[int]:
@@ -121,7 +124,7 @@ def _ops() -> list[str]:
         beta_min = beta.minimum if beta is not None and beta.minimum is not None else -math.inf
         rows.append(
             f"    {{\"{op.name}\", {len(op.kernel_inputs)}, {{{roles}}}, {{{reads}}}, {{{optional}}}, "
-            f"{_OUTPUT_NAMES[op.output_shape]}, "
+            f"{_OUTPUT_NAMES[_KERNEL_OUTPUT.get(op.output_shape, op.output_shape)]}, "
             f"{_cpp_double(op.coefficient)} /* {op.coefficient!r} */, {_DIVISOR_NAMES[op.mean_divisor]}, {batchmean}, "
             f"0x{reductions:x}u, {_bool(op.reduction_validated)}, {_bool(beta is not None)}, "
             f"{_cpp_double(beta_min)}, {_bool(log_target is not None)}, "

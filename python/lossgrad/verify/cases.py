@@ -130,6 +130,14 @@ def _kl_ok(shapes: tuple[Shape, Shape, Shape]) -> bool:
     return st is not None and broadcast_shapes(shapes[0], st) == st
 
 
+def _self_absorbing(shapes: tuple[Shape, Shape, Shape]) -> tuple[Shape, Shape, Shape]:
+    """A pattern for an op whose inputs broadcast into self (BCE): self takes the broadcast shape, so gradOutput's
+    and target's broadcasts stay as the pattern has them."""
+    full = broadcast_shapes(broadcast_shapes(shapes[0], shapes[1]) or (), shapes[2])
+    assert full is not None, shapes
+    return shapes[0], full, shapes[2]
+
+
 # ---- dtype combinations ------------------------------------------------------------------------------------------
 
 def dtype_combos(op: OpSpec, npu_arch: int, full: bool) -> list[tuple[str, str, str, str]]:
@@ -180,6 +188,8 @@ def default_cases(socs: Iterable[str] = VERIFY_DEFAULT_SOCS, full: bool = False,
         if op.output_shape is OutputShape.SELF:
             shapes.update(SHAPES_KL_REDUCE if full else {k: SHAPES_KL_REDUCE[k] for k in QUICK_KL_SHAPES})
             shapes = {k: v for k, v in shapes.items() if _kl_ok(v)}
+        elif op.output_shape is OutputShape.SELF_ABSORBING:
+            shapes = {k: _self_absorbing(v) for k, v in shapes.items()}
         for dts in dtype_combos(op, soc.arch.npu_arch, full):
             for red in _reductions(op, full):
                 for beta, log_target in _attr_variants(op, full):

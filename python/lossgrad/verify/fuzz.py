@@ -111,10 +111,15 @@ def _shapes(rng: np.random.Generator, op: OpSpec, space: Sequence[int]) -> tuple
         self_ = _pattern(rng, space)
         st = broadcast_shapes(self_, target) or tuple(space)
         shapes: list[Shape | None] = [_pattern(rng, st, within=st), self_, target]
+    elif op.output_shape is OutputShape.SELF_ABSORBING:
+        # BCE: every input broadcasts into self (a smaller self is refused: 161002, which the error tests cover)
+        self_ = tuple(space) if rng.random() < 0.5 else _pattern(rng, space)
+        shapes = [_pattern(rng, self_, within=self_), self_, _pattern(rng, self_, within=self_)]
     else:
         shapes = [_pattern(rng, space), _pattern(rng, space), _pattern(rng, space)]
     for _ in op.inputs[3:]:
-        shapes.append(None if rng.random() < 1 / 3 else _pattern(rng, space))
+        within = shapes[1] if op.output_shape is OutputShape.SELF_ABSORBING else None
+        shapes.append(None if rng.random() < 1 / 3 else _pattern(rng, within or space, within=within))
     return tuple(shapes)
 
 
