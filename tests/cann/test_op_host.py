@@ -97,9 +97,9 @@ def test_opdef_matches_registry(workdir: str, op_name: str) -> None:
             assert p["auto_contiguous"] and p["formats"] == len(p["dtypes"])
         for p in u["outputs"]:
             assert not p["auto_contiguous"] and p["formats"] == len(p["dtypes"])
-    for p in d["inputs"] + d["outputs"]:
+    for p, io in zip(d["inputs"] + d["outputs"], [*op.kernel_inputs, None]):
         assert p["formats"] == len(p["dtypes"])
-        assert p["param"] == 2  # REQUIRED
+        assert p["param"] == (1 if io is not None and op.input(io.role).optional else 2)  # OPTIONAL / REQUIRED
     # Inputs are AutoContiguous as in ops-nn's loss defs (aclnn makes a strided input contiguous); the output is not.
     assert all(p["auto_contiguous"] for p in d["inputs"]) and not d["outputs"][0]["auto_contiguous"]
     assert not any(DType.BFLOAT16.acl_enum in p["dtypes"] for p in units["ascend310p"]["inputs"])
@@ -111,7 +111,7 @@ def test_infer_shape_and_dtype(workdir: str, op_name: str) -> None:
     op = OPS[op_name]
     roles = [io.role for io in op.kernel_inputs]
     shapes = {"grad": "4x1x3", "self": "1x5x3", "target": "3"}
-    args = [shapes[r] for r in roles]
+    args = [shapes[r] for r in roles[:3]]  # the optional inputs after them are left out
     d = _run(_driver(op_name, workdir), *args, "4x5x3", "1", "sum", "0.5", "1", "1")
     if op.output_shape is OutputShape.BROADCAST_ALL:
         assert d["infer_shape"] == {"ok": True, "shape": [4, 5, 3]}
@@ -136,8 +136,8 @@ def test_tiling_adapter_fills_inputs(workdir: str, op_name: str) -> None:
     assert t["ok"] and t["calls"] == 1
     assert t["op"] == list(OPS).index(op_name)
     assert t["reduction"] == 2
-    assert [x["dims"] for x in t["inputs"]] == [[2, 3], [1, 3], [3]]
-    assert all(x["dtype"] == DType.BFLOAT16.acl_enum for x in t["inputs"]) and t["output"]["dims"] == [2, 3]
+    assert [x["dims"] for x in t["inputs"]][:3] == [[2, 3], [1, 3], [3]]  # an optional input left out: absent
+    assert all(x["dtype"] == DType.BFLOAT16.acl_enum for x in t["inputs"][:3]) and t["output"]["dims"] == [2, 3]
     # ub_bytes is the kernel UB budget of the arch (socs ARCHS[npu_arch].ub_kernel_bytes, as the Python tiling uses),
     # not the platform's physical UB size (196608 in the fake platform).
     assert t["core_num"] == 40 and t["npu_arch"] == 2002
@@ -215,3 +215,34 @@ def test_every_op_renders_one_source_and_the_shared_files() -> None:
         assert f"OP_ADD({op.custom_op_type});" in text
         # the op's registry position as the core's opaque OpId, named in a comment
         assert f"static_cast<lossgrad_tiling::OpId>({list(OPS).index(op.name)}) /* {cxx_tables.op_enum(op)} */" in text
+
+
+OPTIONAL_OPS = [name for name, op in OPS.items() if any(i.optional for i in op.inputs)]
+
+
+@pytest.mark.parametrize("op_name", OPTIONAL_OPS)
+def test_an_optional_input_absent_and_present_through_the_adapter(workdir: str, op_name: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """CANN hands an absent optional input to InferShape, InferDataType and the TilingFunc as a null shape and
+    desc (GetOptionalInput*): the OpDef declares it OPTIONAL, InferShape and InferDataType skip it, and the adapter
+    tells the core its bit in the absent mask; given, it is an input like the others."""
+    op = OPS[op_name]
+    exe = _driver(op_name, workdir)
+    roles = [io.role for io in op.kernel_inputs]
+    optional = [k for k, io in enumerate(op.kernel_inputs) if op.input(io.role).optional]
+    shapes = {"grad": "1", "self": "2x3", "target": "3"}
+    args = [shapes[r] for r in roles[:3]]
+    for given in (False, True):
+        monkeypatch.setenv("LG_OPTIONAL", ",".join("1x3" if given else "-" for _ in optional))
+        d = _run(exe, *args, "2x3", "1", "sum", "unset", "unset", "1")
+        assert [p["param"] for p in d["inputs"]] == [1 if k in optional else 2 for k in range(len(roles))]  # OPTIONAL
+        assert d["infer_shape"] == {"ok": True, "shape": [2, 3]}
+        assert d["infer_dtype_mixed"]["ok"]
+        t = d["tiling"]
+        assert t["ok"] and t["num_inputs"] == len(roles)
+        absent = sum(1 << k for k in optional) if not given else 0
+        assert t["absent"] == absent
+        dims = [x["dims"] for x in t["inputs"]]
+        assert dims[:3] == [[int(n) for n in a.split("x")] for a in args]
+        for k in optional:
+            assert (dims[k] == [1, 3]) if given else True

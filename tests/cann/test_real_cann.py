@@ -32,7 +32,8 @@ def _calls(dtype: str = "float32") -> list:
         grad = rng.standard_normal((1, 37)).astype(dtype)  # a broadcast input
         self_ = rng.standard_normal(shape).astype(dtype)
         target = rng.standard_normal(shape).astype(dtype)
-        calls.append(validate(op, grad, self_, target, "mean", soc=SOC))
+        optional = [rng.standard_normal((37,)).astype(dtype) for _ in op.inputs[3:]]  # given, broadcast
+        calls.append(validate(op, grad, self_, target, *optional, "mean", soc=SOC))
     return calls
 
 

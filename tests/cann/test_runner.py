@@ -223,8 +223,8 @@ def test_registered_columns_are_mixes_aclnn_accepts(op_name: str, accepted_mixes
         arch = SOCS[soc].arch.npu_arch
         combos = op.kernel_combos(arch)
         assert len(set(combos)) == len(combos)
-        accepted = {tuple({"grad": g, "self": s, "target": t}[io.role] for io in op.kernel_inputs) + (o,)
-                    for g, s, t, o in accepted_mixes(op, soc)}
+        accepted = {tuple(op.absent_as_self({"grad": g, "self": s, "target": t})[io.role]
+                          for io in op.kernel_inputs) + (o,) for g, s, t, o in accepted_mixes(op, soc)}
         assert set(combos) <= accepted, soc
         n = len(op.supported_dtypes(arch))
         assert [len(set(c)) for c in combos[:n]] == [1] * n
@@ -256,17 +256,19 @@ def test_package_run_sends_only_registered_columns(op_name: str, line: str, monk
 
     def device(spec: dict, run_dir: Path, env: dict, what: str, timeout: float) -> dict:
         args = spec["aclnn"]["args"]
-        tensors = [a for a in args if a["kind"] == "tensor"]
+        tensors = [a for a in args if a["kind"] in ("tensor", "null")]  # "null": an absent optional input
         out = next(a for a in args if a["kind"] == "output")
-        column = tuple(a["acl_dtype"] for a in tensors) + (out["acl_dtype"],)
+        by_role = {io.role: a["acl_dtype"] for io, a in zip(op.kernel_inputs, tensors) if a["kind"] == "tensor"}
+        # an absent optional input selects the column that gives it self's dtype (OpSpec.absent_as_self)
+        column = tuple(by_role.get(io.role, by_role["self"]) for io in op.kernel_inputs) + (out["acl_dtype"],)
         assert column in columns, f"{what}: unregistered column {column}"
         sent.append(column)
         by_enum = {d.acl_enum: d for d in dt.DType}
         arrays = {io.role: np.fromfile(a["path"], by_enum[a["acl_dtype"]].np_dtype).reshape(a["shape"])
-                  for io, a in zip(op.kernel_inputs, tensors)}
+                  for io, a in zip(op.kernel_inputs, tensors) if a["kind"] == "tensor"}
         scalars = [a["value"] for a in args if a["kind"] == "scalar"]
         attrs = dict(zip((a.name for a in op.attrs), scalars[1:]))
-        result = getattr(lossgrad.golden, op.name)(arrays["grad"], arrays["self"], arrays["target"], scalars[0],
+        result = getattr(lossgrad.golden, op.name)(*(arrays.get(i.role) for i in op.inputs), scalars[0],
                                                    **attrs, out_dtype=by_enum[out["acl_dtype"]].np_dtype)
         np.ascontiguousarray(result).tofile(spec["output"]["path"])
         return {"ok": True}
@@ -277,10 +279,13 @@ def test_package_run_sends_only_registered_columns(op_name: str, line: str, monk
     fused = 0
     for g, s, t, o in accepted_mixes(op, soc):
         x = {r: rng.standard_normal((2, 3)).astype(d.np_dtype) for r, d in (("grad", g), ("self", s), ("target", t))}
-        call = validate(op, x["grad"], x["self"], x["target"], "mean", attrs, out_dtype=o, soc=soc)
+        absent = (None,) * (len(op.inputs) - 3)  # the optional inputs left out: null aclTensor*
+        call = validate(op, x["grad"], x["self"], x["target"], *absent, "mean", attrs, out_dtype=o, soc=soc)
         got = runner.run_on_cann(call, "npu", package=package)
-        own = tuple({"grad": g, "self": s, "target": t}[io.role].acl_enum for io in op.kernel_inputs) + (o.acl_enum,)
+        mix = op.absent_as_self({"grad": g, "self": s, "target": t})
+        own = tuple(mix[io.role].acl_enum for io in op.kernel_inputs) + (o.acl_enum,)
         fused += sent[-1] == own
-        expected = getattr(lossgrad.golden, op.name)(x["grad"], x["self"], x["target"], "mean", **attrs, out_dtype=o)
+        expected = getattr(lossgrad.golden, op.name)(x["grad"], x["self"], x["target"], *absent, "mean", **attrs,
+                                                     out_dtype=o)
         assert got.dtype == o.np_dtype and np.array_equal(got, expected, equal_nan=True), (g, s, t, o)
     assert fused == len(columns)  # each registered column ran fused; every other mix was cast on the host

@@ -36,7 +36,7 @@ from . import envs, outdir, project
 from .detect import CannInstall, device_present, require_cann
 from .kernel_sources import Variant, launch_symbol, variant_for_call
 from .targets import NPUSIM_NAMES, BuildTarget, LegacySocListMissing, legacy_soc_list
-from .worker import CANARY
+from .worker import ABSENT as ABSENT_INPUT, CANARY
 
 BACKENDS = ("cpu", "sim", "npu")
 RUN_OK = "LOSSGRAD_RUN_OK"
@@ -55,7 +55,8 @@ class CannRunError(RuntimeError):
 class KernelJob:
     call: Call
     variant: Variant
-    inputs: tuple[np.ndarray, ...]  # kernel input order, C-contiguous, in the variant's dtypes
+    inputs: tuple[np.ndarray | None, ...]  # kernel input order, C-contiguous, in the variant's dtypes (None: an
+                                           # absent optional input)
     tiling: Any                     # lossgrad.tiling.TilingPlan: block_dim, tiling_key, data, workspace_bytes
 
     @property
@@ -68,8 +69,9 @@ def kernel_job(call: Call) -> KernelJob:
 
     args = prepare(call)
     ordered = tuple(args.ordered(call))
-    variant = variant_for_call(call.op, call.soc, [dt.from_numpy(a.dtype) for a in ordered], call.out_dtype,
-                               int(args.tiling.tiling_key))
+    # an absent optional input's type parameter is self's (OpSpec.absent_as_self): one kernel serves both variants
+    variant = variant_for_call(call.op, call.soc, [args.dtypes[io.role] for io in call.op.kernel_inputs],
+                               call.out_dtype, int(args.tiling.tiling_key))
     return KernelJob(call=call, variant=variant, inputs=ordered, tiling=args.tiling)
 
 
@@ -194,8 +196,11 @@ def _tail(path: Path, lines: int = 40) -> str:
 def _write_inputs(run_dir: Path, job: KernelJob) -> tuple[Path, list[Path], Path]:
     tiling = run_dir / "tiling.bin"
     tiling.write_bytes(bytes(job.tiling.data))
-    paths = []
+    paths: list[Path] = []
     for io, arr in zip(job.call.op.kernel_inputs, job.inputs):
+        if arr is None:  # an absent optional input: the launch runners take "-" for a null GM address
+            paths.append(Path(ABSENT_INPUT))
+            continue
         path = run_dir / f"input_{io.proto}.bin"
         arr.tofile(path)
         paths.append(path)
@@ -344,7 +349,8 @@ def custom_aclnn_spec(job: KernelJob, run_dir: Path, tensor_paths: Sequence[Path
     """The installed custom package's aclnn<Op> call: inputs (OpDef order), the reduction string, the op's attrs
     (a float attr as double, build_tooling.md §1.9), then the output."""
     op = job.call.op
-    args: list[dict[str, Any]] = [{"kind": "tensor", "path": str(p), "shape": list(a.shape),
+    args: list[dict[str, Any]] = [{"kind": "null"} if a is None else  # an absent optional input: nullptr
+                                  {"kind": "tensor", "path": str(p), "shape": list(a.shape),
                                    "acl_dtype": dt.from_numpy(a.dtype).acl_enum}
                                   for p, a in zip(tensor_paths, job.inputs)]
     args.append({"kind": "scalar", "ctype": "string", "value": job.call.reduction.label})
@@ -443,7 +449,8 @@ def _logical_inputs(job: KernelJob, dtypes: Mapping[str, dt.DType]) -> tuple[np.
     and KL's reduction refer to, not the kernel views the direct launches use."""
     call = job.call
     arrays = call.inputs
-    return tuple(np.array(arrays[io.role], dtype=dtypes[io.role].np_dtype, order="C", copy=True)
+    return tuple(None if io.role not in arrays else
+                 np.array(arrays[io.role], dtype=dtypes[io.role].np_dtype, order="C", copy=True)
                  for io in call.op.kernel_inputs)
 
 

@@ -22,6 +22,9 @@ SYSTEM_WORKSPACE = 16 * 1024 * 1024  # as the kernel-launch samples allocate for
 CANARY = 0xFF  # the output's fill byte before a launch: an output of nothing else means the kernel never stored
 
 
+ABSENT = "-"  # an input path that stands for an absent optional input (runner.ABSENT_INPUT)
+
+
 def _read(path: str) -> bytes:
     return Path(path).read_bytes()
 
@@ -30,7 +33,8 @@ class KernelRun:
     def __init__(self, acl: Acl, spec: dict[str, Any], out_ptr: ctypes.c_void_p) -> None:
         self.acl = acl
         self.block_dim = int(spec["block_dim"])
-        self.inputs = [acl.to_device(_read(p)) for p in spec["inputs"]]
+        # "-": an absent optional input, a null GM address the kernel never reads
+        self.inputs = [ctypes.c_void_p(None) if p == ABSENT else acl.to_device(_read(p)) for p in spec["inputs"]]
         self.tiling = acl.to_device(_read(spec["tiling"]))
         self.workspace = acl.malloc(SYSTEM_WORKSPACE + int(spec.get("workspace_bytes", 0)))
         self.args = [*self.inputs, out_ptr, self.workspace, self.tiling]
@@ -41,7 +45,8 @@ class KernelRun:
 
     def free(self) -> None:
         for p in [*self.inputs, self.tiling, self.workspace]:
-            self.acl.free(p)
+            if p.value:
+                self.acl.free(p)
 
 
 class AclnnRun:

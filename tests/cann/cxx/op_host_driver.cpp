@@ -6,9 +6,11 @@
 //   LOG_TARGET is 0, 1 or "unset"; SOC is a platform_ascendc::SocVersion number.
 #include LG_OP_SOURCE
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace lossgrad_tiling {
 extern Inputs g_last_inputs;
@@ -132,24 +134,45 @@ int main(int argc, char** argv)
     std::printf("]");
 
     // InferShape / InferDataType on the call's input shapes.
+    // Kernel inputs after the first three are optional ones: LG_OPTIONAL lists their shapes ("2x3,-"), "-" or a
+    // missing entry leaves the input out (a null tensor: GetOptionalInput* return nullptr).
+    std::vector<std::string> optional;
+    if (const char* env = std::getenv("LG_OPTIONAL")) {
+        std::string list(env);
+        for (size_t at = 0; at <= list.size();) {
+            const size_t comma = std::min(list.find(',', at), list.size());
+            optional.push_back(list.substr(at, comma - at));
+            at = comma + 1;
+        }
+    }
+    const size_t num_inputs = def.inputs.size();
+    auto present = [&](size_t k) { return k < 3 || (k - 3 < optional.size() && optional[k - 3] != "-"); };
+    auto shape_of = [&](size_t k) { return k < 3 ? std::string(argv[k + 1]) : optional[k - 3]; };
     gert::InferShapeContext shape_ctx;
-    for (int i = 1; i <= 3; ++i) {
-        shape_ctx.inputs.push_back(ParseShape(argv[i]));
+    for (size_t k = 0; k < num_inputs; ++k) {
+        shape_ctx.inputs.push_back(present(k) ? ParseShape(shape_of(k).c_str()) : ParseShape("1"));
+        shape_ctx.absent.push_back(!present(k));
     }
     const ge::graphStatus shape_status = LG_CAT(LG_CLASS, InferShape)(&shape_ctx);
     std::printf(",\"infer_shape\":{\"ok\":%s,\"shape\":", shape_status == ge::GRAPH_SUCCESS ? "true" : "false");
     PrintShape(shape_ctx.output);
     gert::InferDataTypeContext dtype_ctx;
     dtype_ctx.inputs = {ge::DT_FLOAT16, ge::DT_BF16, ge::DT_FLOAT16};
+    dtype_ctx.absent = {false, false, false};
+    for (size_t k = 3; k < num_inputs; ++k) {  // an optional input given: float16 as well
+        dtype_ctx.inputs.push_back(ge::DT_FLOAT16);
+        dtype_ctx.absent.push_back(!present(k));
+    }
     const ge::graphStatus dtype_status = LG_CAT(LG_CLASS, InferDataType)(&dtype_ctx);
     std::printf("},\"infer_dtype_mixed\":{\"ok\":%s,\"dtype\":%d}", dtype_status == ge::GRAPH_SUCCESS ? "true" : "false",
                 static_cast<int>(dtype_ctx.output));
 
     // TilingFunc.
     gert::TilingContext ctx;
-    for (int i = 1; i <= 3; ++i) {
-        ctx.input_shapes.emplace_back(ParseShape(argv[i]));
+    for (size_t k = 0; k < num_inputs; ++k) {
+        ctx.input_shapes.emplace_back(present(k) ? ParseShape(shape_of(k).c_str()) : ParseShape("1"));
         ctx.input_descs.emplace_back(dtype);
+        ctx.absent.push_back(!present(k));
     }
     ctx.output_shapes.emplace_back(ParseShape(argv[4]));
     ctx.output_descs.emplace_back(dtype);
@@ -173,11 +196,12 @@ int main(int argc, char** argv)
     const lossgrad_tiling::Inputs& in = lossgrad_tiling::g_last_inputs;
     std::printf(",\"tiling\":{\"ok\":%s,\"calls\":%d,\"block_dim\":%u,\"tiling_key\":%llu,\"workspace\":%zu,"
                 "\"data_size\":%zu,\"op\":%d,\"reduction\":%d,\"beta\":%.9g,\"log_target\":%s,\"core_num\":%u,"
-                "\"ub_bytes\":%llu,\"npu_arch\":%d,\"inputs\":[",
+                "\"ub_bytes\":%llu,\"npu_arch\":%d,\"num_inputs\":%d,\"absent\":%u,\"inputs\":[",
                 tiling_status == ge::GRAPH_SUCCESS ? "true" : "false", lossgrad_tiling::g_calls, ctx.block_dim,
                 static_cast<unsigned long long>(ctx.tiling_key), ctx.workspaces[0], ctx.raw.GetDataSize(),
                 static_cast<int>(in.op), static_cast<int>(in.reduction), in.beta, in.log_target ? "true" : "false",
-                in.core_num, static_cast<unsigned long long>(in.ub_bytes), in.npu_arch);
+                in.core_num, static_cast<unsigned long long>(in.ub_bytes), in.npu_arch, in.num_inputs,
+                static_cast<unsigned>(in.absent));
     for (int i = 0; i < in.num_inputs; ++i) {
         std::printf("%s", i ? "," : "");
         PrintTensor(in.inputs[i]);
