@@ -26,7 +26,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _accepted_mixes(op: Any, soc: str) -> list[tuple]:
-    """Every (grad, self, target, out) float mix validation (aclnn's checks) accepts for the op on the SoC."""
+    """Every (grad, self, target, out) float mix validation (aclnn's checks) accepts for the op on the SoC (its
+    optional inputs left out)."""
     from lossgrad.errors import LossGradError
     from lossgrad.socs import get_soc
     from lossgrad.validation import validate
@@ -39,7 +40,8 @@ def _accepted_mixes(op: Any, soc: str) -> list[tuple]:
                 for o in floats:
                     try:
                         validate(op, np.zeros((2, 3), g.np_dtype), np.zeros((2, 3), s.np_dtype),
-                                 np.zeros((2, 3), t.np_dtype), "sum", out_dtype=o, soc=soc)
+                                 np.zeros((2, 3), t.np_dtype), *(None,) * (len(op.inputs) - 3), "sum", out_dtype=o,
+                                 soc=soc)
                     except LossGradError:
                         continue
                     found.append((g, s, t, o))

@@ -10,6 +10,8 @@ before it can launch, walking each core's tiles with the kernels' own tile walk 
 """
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 import shutil
 import subprocess
@@ -18,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, ROLES
 from lossgrad.socs import VERIFY_DEFAULT_SOCS, get_soc
 from lossgrad.tiling import cxx_tables, native, plan, problem_from_call
 from lossgrad.tiling import data as td
@@ -33,6 +35,12 @@ WIDE_EXTENTS = (1, 7, 64, 129, 1000, 4097)
 F32, F16 = 0, 1  # ge::DataType numbers
 MIXES = ((F32,) * 4, (F16,) * 4, (F16, F16, F16, F32), (F32, F32, F32, F16), (F16, F32, F16, F32))
 BUDGETS = (0, 16 * 1024)  # the SoC's, and one that makes tiles of a few hundred elements
+
+def _absent(op: Any) -> tuple[None, ...]:
+    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
+    from lossgrad.registry import get_op
+    return (None,) * (len(get_op(op).inputs) - 3)
+
 
 
 def _build(directory: Path, mutant: int = 0) -> Path:
@@ -52,9 +60,10 @@ def _build(directory: Path, mutant: int = 0) -> Path:
 
 def _spec(extents=EXTENTS, socs=VERIFY_DEFAULT_SOCS, mixes=MIXES, budgets=BUDGETS, max_rank: int = 4,
           max_elements: int = 1 << 24) -> str:
-    roles = {"grad": 0, "self": 1, "target": 2}
+    roles = {r.name: i for i, r in enumerate(ROLES)}  # 0 grad, 1 self, 2 target, then the optional roles
     lines = [f"{len(extents)} " + " ".join(map(str, extents)), str(len(OPS))]
-    lines += [f"{i} " + " ".join(str(roles[io.role]) for io in op.kernel_inputs) for i, op in enumerate(OPS.values())]
+    lines += [f"{i} {len(op.kernel_inputs)} " + " ".join(str(roles[io.role]) for io in op.kernel_inputs)
+              for i, op in enumerate(OPS.values())]
     lines.append(str(len(socs)))
     lines += [f"{get_soc(s).cores} {get_soc(s).ub_kernel_bytes} {get_soc(s).arch.npu_arch}" for s in socs]
     lines.append(str(len(mixes)))
@@ -76,8 +85,10 @@ def test_every_plan_of_the_small_space_passes(tmp_path: Path) -> None:
     exe = _build(tmp_path)
     counts, failures = _sweep(exe, _spec())
     assert counts["failed"] == 0, "\n".join(failures)
-    # rank <= 4: 1 + 8*7 + 64*7 + 512*7 + 4096*7 shapes, x every op x 5 SoCs x 5 mixes x 2 budgets (KL refuses some)
-    assert counts["planned"] > 5_000_000 and counts["planned"] + counts["refused"] == 32_761 * len(OPS) * 5 * 5 * 2
+    # rank <= 4: 1 + 8*7 + 64*7 + 512*7 + 4096*7 shapes, x every op (twice for one with optional inputs: absent and
+    # present) x 5 SoCs x 5 mixes x 2 budgets (KL refuses some)
+    variants = sum(2 if len(op.inputs) > 3 else 1 for op in OPS.values())
+    assert counts["planned"] > 5_000_000 and counts["planned"] + counts["refused"] == 32_761 * variants * 5 * 5 * 2
     counts, failures = _sweep(exe, _spec(WIDE_EXTENTS, max_rank=3, max_elements=1 << 22))
     assert counts["failed"] == 0, "\n".join(failures)
     assert counts["planned"] > 100_000
@@ -95,7 +106,7 @@ def test_a_broken_walk_fails_the_check(tmp_path: Path, mutant: int, extents: tup
 
 def _call(op: str, shapes, soc: str, dtype=np.float32, reduction="sum", **attrs):
     arrays = [np.broadcast_to(np.zeros((), dtype), s) for s in shapes]
-    return validate(op, *arrays, reduction, attrs, soc=soc)
+    return validate(op, *arrays, *_absent(op), reduction, attrs, soc=soc)
 
 
 # Plans of every split: flat (rank 1 and rows), column, KL to rows, to a column, two-stage to one element.

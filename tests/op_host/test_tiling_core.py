@@ -22,7 +22,7 @@ import pytest
 
 from lossgrad.dtypes import DType
 from lossgrad.errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError
-from lossgrad.registry import OPS, OutputShape, Reduction
+from lossgrad.registry import OPS, OutputShape, Reduction, get_op
 from lossgrad.socs import SOCS, Fact
 from lossgrad.tiling import cxx_tables, native, plan, problem_from_call
 from lossgrad.tiling import data as td
@@ -181,7 +181,8 @@ def test_core_refuses_what_validation_refuses(what: str, op: str, shapes: dict, 
                                               beta: float) -> None:
     attrs = {a.name: beta for a in OPS[op].attrs if a.kernel_type == "Float"}  # the case's beta, where the op has one
     with pytest.raises(LossGradError):
-        validate(op, *(view(shapes[r]) for r in ("grad", "self", "target")), reduction, attrs)
+        validate(op, *(view(shapes[r]) if r in shapes else None for r in (i.role for i in get_op(op).inputs)),
+                 reduction, attrs)
     err = refused(inputs(op, shapes, out_shape, reduction, beta))
     assert err.status in (native.STATUS_INVALID, native.STATUS_UNSUPPORTED), (what, err)
 
@@ -306,7 +307,8 @@ def test_garbage_inputs_never_crash() -> None:
      {"grad": (1, 5), "self": (1, 5), "target": (1, 5)}, "sum"),
 ])
 def test_kernel_views_keep_the_callers_space_and_divisor(op: str, shapes: dict, views: dict, reduction: str) -> None:
-    call = validate(op, *(view(shapes[r]) for r in ("grad", "self", "target")), reduction)
+    call = validate(op, *(view(shapes[r]) if r in shapes else None for r in (i.role for i in get_op(op).inputs)),
+                    reduction)
     whole = plan(problem_from_call(call)).fields
     compact = problem_from_call(call, views)
     assert compact.caller_shapes is not None

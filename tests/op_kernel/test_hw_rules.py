@@ -12,6 +12,8 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 import math
 
@@ -42,6 +44,12 @@ KL_EVENT_PATTERNS = {
 }
 TWO_CORE_910 = dataclasses.replace(get_soc("Ascend910A"), vector_cores=Fact(2, "test: two cores", "none"))
 
+def _absent(op: Any) -> tuple[None, ...]:
+    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
+    from lossgrad.registry import get_op
+    return (None,) * (len(get_op(op).inputs) - 3)
+
+
 
 def _mixes(soc: str) -> list[tuple[str, tuple[str, str, str, str]]]:
     """Every (op, grad;self;target;out dtype) the verify matrix runs on this SoC."""
@@ -54,7 +62,10 @@ def _arrays(shapes, dtypes, seed: int = 0) -> list[np.ndarray]:
 
 
 def _run(op: str, shapes, dtypes, soc: "str | Soc", auto_sync: bool = True):
-    call = validate(op, *_arrays(shapes, dtypes[:3]), "none", out_dtype=dtypes[3], soc=soc)
+    """`dtypes`: the inputs' (an optional input's "" when absent, else given with self's shape), then out's."""
+    optional = [None if not d else _arrays([shapes[1]], [d], seed=7)[0] for d in dtypes[3:-1]]
+    absent = _absent(op)[len(optional):]
+    call = validate(op, *_arrays(shapes, dtypes[:3]), *optional, *absent, "none", out_dtype=dtypes[-1], soc=soc)
     return call, run_twin(call, auto_sync=auto_sync)
 
 

@@ -38,7 +38,7 @@ ROLES = ("grad", "self", "target", "out")
 INPUT_DTYPES = (DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16, DType.INT32)  # int32: L1 promotes, the others refuse
 OUT_DTYPES = (None, DType.FLOAT32, DType.FLOAT16, DType.BFLOAT16)
 LINE_SOC = {line: next(s for s in map(get_soc, VERIFY_DEFAULT_SOCS) if s.line == line) for line in product_lines()}
-Mix = tuple[DType, DType, DType, DType]  # kernel dtypes of grad, self, target, out
+Mix = tuple[DType, ...]  # kernel dtypes of the op's roles (an absent optional input: self's), then out
 
 
 def _without_kernel_check(op: OpSpec) -> OpSpec:
@@ -51,7 +51,8 @@ def _arrays(dts: tuple[DType, DType, DType]) -> list[np.ndarray]:
 
 def _outcome(op: OpSpec, soc: Soc, ins: tuple[DType, DType, DType], out: DType | None):
     try:
-        return validate(op, *_arrays(ins), "mean", out_dtype=out, soc=soc)
+        absent = (None,) * (len(op.inputs) - 3)  # optional inputs left out: the type parameter is then self's
+        return validate(op, *_arrays(ins), *absent, "mean", out_dtype=out, soc=soc)
     except LossGradError as exc:
         return exc
 
@@ -85,7 +86,7 @@ def _instantiations(op: OpSpec, mixes: list[Mix]) -> str:
 
 def compiles(op: OpSpec, soc: Soc, mixes: list[Mix]) -> tuple[bool, str]:
     """Whether the kernel class instantiates for every mix (all tiling-key variants) on the SoC's architecture."""
-    kernel = codegen.render_kernel(op, dict(zip(ROLES, mixes[0])))
+    kernel = codegen.render_kernel(op, dict(zip((*op.roles, "out"), mixes[0])))
     tu = f'#include "{op.entry_name}.cpp"\n' + _instantiations(op, mixes)
     macro = twin_build.arch_defines(soc)
     flags = [f for f in twin_build.CXXFLAGS if f != "-shared"] + ["-fsyntax-only"]
@@ -116,8 +117,8 @@ def _accepted_mixes(op_name: str, npu_arch: int) -> list[Mix]:
         if soc.arch.npu_arch == npu_arch:
             for result in validation_table(op_name, line).values():
                 if not isinstance(result, LossGradError):
-                    kd = result.kernel_dtypes
-                    mixes[tuple(kd[r] for r in ROLES)] = None
+                    kd = OPS[op_name].absent_as_self(result.kernel_dtypes)
+                    mixes[tuple(kd[r] for r in (*OPS[op_name].roles, "out"))] = None
     return list(mixes)
 
 

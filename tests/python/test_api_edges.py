@@ -91,7 +91,7 @@ def test_read_only_broadcast_view_as_out_is_refused(name: str, no_backend_runs: 
 def test_out_shape_and_dtype_are_checked_before_the_kernel_runs(name: str, out: Any, what: str,
                                                                 no_backend_runs: None) -> None:
     with pytest.raises(lossgrad.LossGradError) as e:
-        getattr(lossgrad, name)(*_ins(), "none", out=out, backend="twin")
+        getattr(lossgrad, name)(*_ins(), reduction="none", out=out, backend="twin")
     assert e.value.code == 161002 and what in e.value.message
 
 

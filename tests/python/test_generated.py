@@ -11,7 +11,7 @@ import pytest
 
 from lossgrad import generated
 from lossgrad.project_files import CHECKOUT_ROOT
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, ROLE
 
 
 def test_the_generated_blocks_are_up_to_date() -> None:
@@ -24,7 +24,8 @@ def test_every_op_has_its_readme_row_from_its_folder() -> None:
     table = generated.readme_ops_table().splitlines()
     assert len(table) == 2 + len(OPS)
     for op, row in zip(OPS.values(), table[2:]):
-        assert row.startswith(f"| `{op.name}(grad_output, self, target, reduction=") and op.aclnn in row
+        optional = "".join(f"{ROLE[i.role].param}=None, " for i in op.inputs if i.optional)
+        assert row.startswith(f"| `{op.name}(grad_output, self, target, {optional}reduction=") and op.aclnn in row
         assert f"`{op.formula}`" in row
         assert all(f'{a.name}={a.default!r}'.replace("'", '"') in row for a in op.attrs)
 

@@ -19,7 +19,7 @@ import pytest
 import lossgrad.golden as golden
 from lossgrad import socs
 from lossgrad.dtypes import KERNEL_DTYPES, DType
-from lossgrad.registry import (ALL_LINES, INPUT_ROLES, OPS, Check, Divisor, EmptyRule, OpFolderError, OpSpec,
+from lossgrad.registry import (ALL_LINES, INPUT_ROLES, OPS, ROLE, Check, Divisor, EmptyRule, OpFolderError, OpSpec,
                                OutputShape, Promotion, Reduction, _check_inputs, get_op)
 
 PACKAGE = Path(golden.__file__).resolve().parents[1]
@@ -181,10 +181,12 @@ def test_entry_names(op) -> None:
 @pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
 def test_aclnn_parameter_order(op) -> None:
     p = op.aclnn_params
-    assert p[0].startswith("grad") and p[1:4] == ("self", "target", "reduction")
-    assert p[4:-1] == tuple(a.aclnn_name for a in op.attrs)
+    n = len(op.inputs)
+    assert p[0].startswith("grad") and p[1:3] == ("self", "target") and p[n] == "reduction"
+    assert all(i.optional for i in op.inputs[3:]) and p[3:n] == tuple(i.aclnn for i in op.inputs[3:])
+    assert p[n + 1:-1] == tuple(a.aclnn_name for a in op.attrs)
     assert p[-1] == op.output_param and op.output_param in ("gradInput", "out")
-    assert set(op.rank_checked) <= set(p[:3]) | {op.output_param}
+    assert set(op.rank_checked) <= set(p[:n]) | {op.output_param}
 
 
 @pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
@@ -193,7 +195,8 @@ def test_inputs_declare_each_kernel_input_once(op) -> None:
     assert [io.proto for io in op.kernel_inputs] == [
         i.proto for i in sorted(op.inputs, key=lambda i: i.kernel_index)]
     assert len({io.proto for io in op.kernel_inputs}) == len(op.inputs)
-    assert sorted(io.role for io in op.kernel_inputs) == sorted(INPUT_ROLES)
+    assert sorted(io.role for io in op.kernel_inputs) == sorted(op.roles)
+    assert set(op.roles) <= set(INPUT_ROLES)
     assert op.aclnn_broadcasts == tuple(i.role for i in op.inputs if i.aclnn_broadcast)
     assert op.kernel_reads_self == op.input("self").values_read
 
@@ -229,7 +232,9 @@ def test_an_unknown_role_is_named() -> None:
 def test_golden_signature_mirrors_aclnn(op) -> None:
     params = list(inspect.signature(getattr(golden, op.name)).parameters.values())
     positional = [q.name for q in params if q.kind is q.POSITIONAL_OR_KEYWORD]
-    assert positional == ["grad_output", "self", "target", "reduction"] + [a.name for a in op.attrs]
+    optional = [ROLE[i.role].param for i in op.inputs if i.optional]
+    assert positional == ["grad_output", "self", "target", *optional, "reduction"] + [a.name for a in op.attrs]
+    assert all(q.default is None for q in params if q.name in optional)
     defaults = {q.name: q.default for q in params}
     assert defaults["reduction"] == "mean"
     for a in op.attrs:
@@ -268,7 +273,10 @@ def test_reductions_and_divisors(op) -> None:
     assert (Reduction.BATCHMEAN in op.reductions) == (op.batchmean_divisor is not None)
     assert op.mean_divisor is not None and op.coefficient > 0
     assert (op.empty_rule is EmptyRule.SELF_ONLY) == (op.output_shape is OutputShape.SELF)
-    assert sorted(io.role for io in op.kernel_inputs) == ["grad", "self", "target"]
+    # an op whose shape checks aclnn skips for an empty self is an op whose inputs broadcast into self
+    assert (op.empty_rule is EmptyRule.SELF_SKIPS_SHAPES) == (Check.INTO_SELF in op.checks)
+    assert (Check.INTO_SELF in op.checks) == (op.output_shape is OutputShape.SELF_ABSORBING)
+    assert sorted(io.role for io in op.kernel_inputs) == sorted(op.roles)
     assert op.formula and any("ops_semantics.md §" in s for s in op.sources)
 
 

@@ -33,14 +33,19 @@ def arr(shape=(2, 3), dtype: Any = np.float32) -> np.ndarray:
 F, H, B, I32 = np.float32, np.float16, ml_dtypes.bfloat16, np.int32
 
 
+def tensors(op: str, *required: Any, **optional: Any) -> tuple[Any, ...]:
+    """gradOutput, self and target, then the op's optional inputs (None, i.e. absent, unless given by role)."""
+    return (*required, *(optional.get(i.role) for i in get_op(op).inputs[3:]))
+
+
 def err(op: str, g: Any = None, s: Any = None, t: Any = None, reduction: Any = "mean", attrs=None, *,
-        default: bool = True, **kw) -> LossGradError:
+        default: bool = True, weight: Any = None, **kw) -> LossGradError:
     if default:
         g = arr() if g is None else g
         s = arr() if s is None else s
         t = arr() if t is None else t
     with pytest.raises(LossGradError) as info:
-        validate(op, g, s, t, reduction, attrs, **kw)
+        validate(op, *tensors(op, g, s, t, weight=weight), reduction, attrs, **kw)
     return info.value
 
 
@@ -50,9 +55,10 @@ def expect(e: LossGradError, code: int, *parts: str) -> None:
         assert p in str(e), f"{p!r} not in {str(e)!r}"
 
 
-def ok(op: str, g: Any = None, s: Any = None, t: Any = None, reduction: Any = "mean", attrs=None, **kw):
-    return validate(op, arr() if g is None else g, arr() if s is None else s, arr() if t is None else t,
-                    reduction, attrs, **kw)
+def ok(op: str, g: Any = None, s: Any = None, t: Any = None, reduction: Any = "mean", attrs=None, *,
+       weight: Any = None, **kw):
+    return validate(op, *tensors(op, arr() if g is None else g, arr() if s is None else s,
+                                 arr() if t is None else t, weight=weight), reduction, attrs, **kw)
 
 
 # -- 161001: null inputs -----------------------------------------------------------------------------------------
@@ -85,7 +91,7 @@ def test_null_input(op: str, which: int) -> None:
     args = [arr(), arr(), arr()]
     args[which] = None
     with pytest.raises(LossGradError) as info:
-        validate(op, *args)
+        validate(op, *tensors(op, *args))
     expect(info.value, 161001, NAMES[op][which], "null")
 
 
@@ -244,8 +250,8 @@ def test_kl_mixed_float_inputs_are_fine() -> None:
 RANK9 = (1,) * 9
 
 
-@pytest.mark.parametrize("op", ALL)
-@pytest.mark.parametrize("role", [0, 1, 2])
+@pytest.mark.parametrize("op, role", [(name, role) for name, op in OPS.items() for role in range(3)
+                                      if op.inputs[role].rank_checked])
 def test_rank_nine(op: str, role: int) -> None:
     args = [arr((1,)), arr((1,)), arr((1,))]
     args[role] = arr(RANK9)
@@ -446,3 +452,63 @@ def test_soc_names_resolve(name: str, expected: str) -> None:
 @pytest.mark.parametrize("name", ["nonsense", "A2,310P", "", 910, 2.0])
 def test_unknown_soc(name: Any) -> None:
     expect(err(L1, soc=name), 161002, "soc")
+
+
+# -- ops whose inputs broadcast into self (Check.INTO_SELF: BCE, new_ops_semantics §2.3-§2.4) ------------------------
+
+INTO_SELF = ops_where(lambda o: Check.INTO_SELF in o.checks)
+
+
+@pytest.mark.parametrize("op", INTO_SELF)
+@pytest.mark.parametrize("role", ["grad", "target", "weight"])
+def test_every_input_must_broadcast_into_self(op: str, role: str) -> None:
+    spec = get_op(op)
+    if role not in spec.roles:
+        pytest.skip(f"{op} has no {role}")
+    shapes = {"grad": (), "target": (3,), "weight": (3,)}
+    for bigger in ((2, 3), (1, 1, 3), (4,)):  # enlarging self, an extra leading 1, not broadcastable
+        given = {**shapes, role: bigger}
+        e = err(op, arr(given["grad"]), arr((2, 3) if bigger == (4,) else (3,)), arr(given["target"]),
+                weight=arr(given["weight"]) if "weight" in spec.roles else None)
+        expect(e, 161002, spec.input(role).aclnn, "must broadcast into", "self")
+    call = ok(op, arr(()), arr((2, 3)), arr((1, 3)), weight=arr((3,)) if "weight" in spec.roles else None)
+    assert call.out_shape == call.iter_shape == (2, 3) and call.launch
+
+
+@pytest.mark.parametrize("op", INTO_SELF)
+def test_shapes_are_checked_in_aclnn_order_and_out_first(op: str) -> None:
+    # out == self, then target, then the optional inputs, gradOutput last (the op_api's CheckShape)
+    expect(err(op, arr((5,)), arr((3,)), arr((4,)), out_shape=(2,)), 161002, "out", "self's shape")
+    expect(err(op, arr((5,)), arr((3,)), arr((4,))), 161002, "target")
+    if "weight" in get_op(op).roles:
+        expect(err(op, arr((5,)), arr((3,)), arr((3,)), weight=arr((4,))), 161002, "weightOptional")
+
+
+@pytest.mark.parametrize("op", INTO_SELF)
+def test_empty_self_is_a_no_op_that_skips_the_shape_checks(op: str) -> None:
+    # an empty self returns before any shape check: the others' shapes (even rank 9) are not looked at
+    for g, t in (((5,), (7,)), ((1,) * 9, (2, 0, 4)), ((), (0,))):
+        call = ok(op, arr(g), arr((0, 3)), arr(t), "mean")
+        assert not call.launch and call.out_shape == (0, 3)
+    # only out's rank is checked (the inputs are const aclTensor*, new_ops_semantics §0): a rank-9 self is an
+    # out of rank 9, empty or not
+    expect(err(op, arr(()), arr((1,) * 8 + (0,)), arr(())), 161002, "out", "rank 9")
+
+
+@pytest.mark.parametrize("op", INTO_SELF)
+def test_another_empty_input_with_a_non_empty_self_is_invalid(op: str) -> None:
+    spec = get_op(op)
+    for role in spec.roles:
+        if role == "self":
+            continue
+        given = {r: arr((2, 3)) for r in spec.roles} | {role: arr((0, 3))}
+        with pytest.raises(LossGradError) as info:
+            validate(op, *(given.get(i.role) for i in spec.inputs), "none")
+        expect(info.value, 161002, spec.input(role).aclnn, "must broadcast into")
+
+
+@pytest.mark.parametrize("op", INTO_SELF)
+def test_reduction_is_checked_after_the_shapes_and_a_null_weight_is_fine(op: str) -> None:
+    expect(err(op, arr((5,)), arr((3,)), arr((3,)), 7), 161002, "gradOutput")  # shapes before reduction
+    expect(err(op, arr(()), arr((3,)), arr((3,)), 7), 161002, "reduction", "out of range")
+    assert ok(op, arr(()), arr((3,)), arr((3,)), weight=None).launch

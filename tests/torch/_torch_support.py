@@ -57,3 +57,25 @@ def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
         for label, kw in op_fact(op, "TORCH_VARIANTS", {op.template: {}}).items():
             found[label] = (loss.function, loss.torch_function, dict(kw), op)
     return found
+
+
+def absent(op: Any) -> tuple[None, ...]:
+    """None for each optional input of the op (a name or spec): what comes between target and the reduction."""
+    from lossgrad.registry import get_op
+    return (None,) * (len(get_op(op).inputs) - 3)
+
+
+def into_self(op: Any, self_shape: tuple[int, ...], *others: tuple[int, ...]) -> bool:
+    """Whether the shapes suit the op: an op whose inputs broadcast into self (BCE) needs self to be the broadcast."""
+    from lossgrad.registry import OutputShape, get_op
+    if get_op(op).output_shape is not OutputShape.SELF_ABSORBING:
+        return True
+    return tuple(torch.broadcast_shapes(self_shape, *others)) == tuple(self_shape)
+
+
+def probabilities(op: Any, x: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input, target) as the op's torch loss takes them: for an op whose input is a probability (test fact
+    TORCH_INPUT, BCE) both mapped into [0.01, 0.99] (|v| / 2 of values in (-2, 2)); other ops' values unchanged."""
+    if op_fact(op, "TORCH_INPUT", "any") != "probability":
+        return x, t
+    return (x.abs() * 0.49 + 0.01).to(x.dtype), (t.abs() * 0.49 + 0.01).to(t.dtype)

@@ -17,7 +17,7 @@ from torch._dynamo.backends.common import aot_autograd  # noqa: E402
 import lossgrad.runners.twin as twin_runner  # noqa: E402
 import lossgrad.torch as lt  # noqa: E402
 
-from _torch_support import assert_within_standard, drop_in_losses  # noqa: E402
+from _torch_support import assert_within_standard, drop_in_losses, op_fact  # noqa: E402
 
 
 def test_compiled_training_step(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,6 +35,7 @@ def test_compiled_training_step(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(twin_runner, "run_twin", lambda call: (launched.append(call.op.name), real(call))[1])
 
     losses = drop_in_losses()  # every registered op's drop-in, with each keyword set of its test facts
+    plan = [(f, ref, kw, op_fact(op, "TORCH_INPUT", "any")) for f, ref, kw, op in losses.values()]
 
     def train(ours: bool, compile_: bool) -> list[torch.Tensor]:
         torch.manual_seed(0)
@@ -45,9 +46,11 @@ def test_compiled_training_step(monkeypatch: pytest.MonkeyPatch) -> None:
         def loss_fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
             # log-probabilities against probabilities: a valid input pair for every loss (KL's included); "sum",
             # which every loss accepts and torch's kl_div does not warn about
+            # (BCE takes probabilities as its input too: test fact TORCH_INPUT)
             log_p, q = torch.log_softmax(model(x), 1), torch.softmax(y, 1)
-            return sum(((drop_in if ours else reference)(log_p, q, **{"reduction": "sum", **kw})
-                        for drop_in, reference, kw, _ in losses.values()), torch.zeros(()))
+            inputs = {"any": log_p, "probability": torch.softmax(model(x), 1)}
+            return sum(((drop_in if ours else reference)(inputs[kind], q, **{"reduction": "sum", **kw})
+                        for drop_in, reference, kw, kind in plan), torch.zeros(()))
 
         step = torch.compile(loss_fn, backend=backend, fullgraph=True) if compile_ else loss_fn
         for _ in range(3):

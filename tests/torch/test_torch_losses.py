@@ -14,7 +14,7 @@ import torch.nn.functional as F  # noqa: E402
 import lossgrad.runners.twin as twin_runner  # noqa: E402
 import lossgrad.torch as lt  # noqa: E402
 
-from _torch_support import DTYPES, assert_within_standard, drop_in_losses, rand, op_fact  # noqa: E402
+from _torch_support import DTYPES, assert_within_standard, drop_in_losses, op_fact, probabilities, rand  # noqa: E402
 
 from lossgrad.registry import OPS, OutputShape, op_part  # noqa: E402
 
@@ -65,6 +65,12 @@ def test_gradients_match_torch(loss: str, dtype: str, kernel_calls: list[str]) -
         x, t = rand(x_shape, DTYPES[dtype], 3 * i), rand(t_shape, DTYPES[dtype], 3 * i + 1)
         if op_fact(op, "TORCH_TARGET", "any") == "probability" and not kw.get("log_target"):
             t = t.abs()  # probabilities (log_target takes any real): torch's forward is NaN for negative targets
+        x, t = probabilities(op, x, t)
+        if op_fact(op, "TORCH_SAME_SHAPE", False) and x.shape != t.shape:
+            for fn in (ours_fn, torch_fn):  # torch's function refuses a target of another size: so do we
+                with pytest.raises(ValueError, match="different to the input size"):
+                    fn(x, t, **kw)
+            continue
         if not op_fact(op, "TORCH_BROADCASTS_INPUT", True) and x.shape != torch.broadcast_shapes(x.shape, t.shape):
             for fn in (ours_fn, torch_fn):  # torch's forward refuses an input smaller than the broadcast: so do we
                 with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
@@ -164,7 +170,8 @@ def test_every_drop_in_module_is_torchs_module_with_our_backward(kernel_calls: l
         module, reference = op_part(op, "torch_facts").LOSS.module, op_part(op, "torch_facts").LOSS.torch_module
         assert issubclass(module, reference) and module is not reference, op.name
         target = t.abs() if op_fact(op, "TORCH_TARGET", "any") == "probability" else t
-        xo, xr = x.clone().requires_grad_(), x.double().requires_grad_()
+        xx, target = probabilities(op, x, target)
+        xo, xr = xx.clone().requires_grad_(), xx.double().requires_grad_()
         module()(xo, target).backward()
         reference()(xr, target.double()).backward()
         assert_within_standard(xo.grad, xr.grad, module.__name__)
@@ -178,6 +185,7 @@ def test_double_backward_matches_torch(loss: str) -> None:
     ours_fn, torch_fn, kw, op = LOSSES[loss]
     tg = op_fact(op, "TARGET_GRAD", "kernel") != "none"
     x, t, v = rand((3, 4), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((3, 4), torch.float32, 3)
+    x, t = probabilities(op, x, t)
 
     def hvp(fn: Callable[..., Any], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
         xx = x.to(dtype).requires_grad_()

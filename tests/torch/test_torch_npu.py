@@ -26,7 +26,7 @@ from lossgrad.registry import OPS, Reduction  # noqa: E402
 from lossgrad.torch import npu  # noqa: E402
 from lossgrad.torch._convert import to_numpy  # noqa: E402
 
-from _torch_support import rand  # noqa: E402
+from _torch_support import absent, rand  # noqa: E402
 
 STREAM = 0x5EA
 WORKSPACE = 256
@@ -87,10 +87,10 @@ class StandInPackage:
             n = len(op.kernel_inputs)
             handles, reduction, scalars = args[:n], args[n], args[n + 1:n + 1 + len(op.attrs)]
             out, size, executor = args[n + 1 + len(op.attrs):]
-            inputs = [self.tensors.live[int(h.value)] for h in handles]
+            inputs = [self.tensors.live[int(h.value)] if h.value else None for h in handles]  # None: absent
             key = len(self.pending) + 100
             self.pending[key] = {"op": op, "inputs": inputs, "out": self.tensors.live[int(out.value)],
-                                 "addresses": [int(h.value) and self.tensors.live[int(h.value)][2] for h in handles],
+                                 "addresses": [h.value and self.tensors.live[int(h.value)][2] for h in handles],
                                  "sized_under": list(getattr(self, "guards", [])),
                                  "reduction": reduction.value.decode(), "attrs": [s.value for s in scalars],
                                  "scalar_types": [type(s) for s in scalars]}
@@ -105,10 +105,10 @@ class StandInPackage:
             job = self.pending.pop(int(executor.value))
             job.update(stream=stream.value, workspace=bool(workspace.value), workspace_size=size.value,
                        launched_under=list(getattr(self, "guards", [])))
-            arrays = {io.role: _array(rec) for io, rec in zip(op.kernel_inputs, job["inputs"])}
+            arrays = {io.role: _array(rec) for io, rec in zip(op.kernel_inputs, job["inputs"]) if rec is not None}
             out = _array(job["out"])
             attrs = dict(zip((a.name for a in op.attrs), job["attrs"]))
-            golden = getattr(lossgrad.golden, op.name)(arrays["grad"], arrays["self"], arrays["target"],
+            golden = getattr(lossgrad.golden, op.name)(*(arrays.get(i.role) for i in op.inputs),
                                                        job["reduction"], **attrs, out_dtype=out.dtype)
             out[...] = golden
             self.launches.append(job)
@@ -192,16 +192,18 @@ def test_two_stage_call_on_the_current_stream(name: str, stand_in: dict[str, Any
     s = rand((4, 3), torch.float16, 2).t()          # non-contiguous: the package needs contiguous memory
     t = rand((1, 4), torch.float16, 3)
     reduction = Reduction.BATCHMEAN if Reduction.BATCHMEAN in op.reductions else Reduction.MEAN
-    out = _kernel(name)(g, s, t, int(reduction), *ATTRS[name].values())
-    expected = getattr(lossgrad.golden, name)(to_numpy(g), to_numpy(s), to_numpy(t), int(reduction), **ATTRS[name])
+    out = _kernel(name)(g, s, t, *absent(name), int(reduction), *ATTRS[name].values())
+    expected = getattr(lossgrad.golden, name)(to_numpy(g), to_numpy(s), to_numpy(t), *absent(name), int(reduction),
+                                              **ATTRS[name])
     assert np.array_equal(to_numpy(out), expected)
     (job,) = stand_in["package"].launches
     assert job["stream"] == STREAM and job["workspace"] and job["workspace_size"] == WORKSPACE
     assert job["reduction"] == reduction.name.lower()
     assert job["scalar_types"] == [ctypes.c_double if a.kernel_type == "Float" else ctypes.c_bool for a in op.attrs]
-    assert {rec[1] for rec in job["inputs"]} == {dt.DType.FLOAT16.acl_enum}
-    assert [rec[0] for rec in job["inputs"]] == [list({"grad": g, "self": s, "target": t}[io.role].shape)
-                                                 for io in op.kernel_inputs]
+    assert {rec[1] for rec in job["inputs"] if rec is not None} == {dt.DType.FLOAT16.acl_enum}
+    given = {"grad": g, "self": s, "target": t}  # an optional input left out is a null aclTensor*
+    assert [rec and rec[0] for rec in job["inputs"]] == [list(given[io.role].shape) if io.role in given else None
+                                                         for io in op.kernel_inputs]
     assert stand_in["tensors"].live == {}  # every aclTensor destroyed
     symbol, names, dirs = stand_in["searched"][0]
     assert symbol == f"aclnn{op.custom_op_type}GetWorkspaceSize" and names == [npu.PACKAGE_LIBRARY]
@@ -386,16 +388,19 @@ def test_every_mixed_call_reaches_a_registered_column(name: str, line: str, stan
     for i, (g, s, t, o) in enumerate(mixes):
         tensors = {"grad": rand((2, 3), to_torch[g], 3 * i), "self": rand((2, 3), to_torch[s], 3 * i + 1),
                    "target": rand((2, 3), to_torch[t], 3 * i + 2)}
-        out = _kernel(name)(tensors["grad"], tensors["self"], tensors["target"], 2, *ATTRS[name].values(),
-                            out_dtype=to_torch[o])
+        out = _kernel(name)(tensors["grad"], tensors["self"], tensors["target"], *absent(name), 2,
+                            *ATTRS[name].values(), out_dtype=to_torch[o])
         job = stand_in["package"].launches[-1]
-        sent = tuple(rec[1] for rec in job["inputs"]) + (job["out"][1],)
+        by_role = {io.role: rec[1] for io, rec in zip(op.kernel_inputs, job["inputs"]) if rec is not None}
+        # an absent optional input selects the column that gives it self's dtype (OpSpec.absent_as_self)
+        sent = tuple(by_role.get(io.role, by_role["self"]) for io in op.kernel_inputs) + (job["out"][1],)
         assert sent in {tuple(d.acl_enum for d in c) for c in columns}, (g, s, t, o)
-        own = tuple({"grad": g, "self": s, "target": t}[io.role].acl_enum for io in op.kernel_inputs) + (o.acl_enum,)
+        mix = op.absent_as_self({"grad": g, "self": s, "target": t})
+        own = tuple(mix[io.role].acl_enum for io in op.kernel_inputs) + (o.acl_enum,)
         fused += sent == own
-        expected = getattr(lossgrad.golden, name)(*(to_numpy(tensors[r]) for r in ("grad", "self", "target")), 2,
-                                                  **ATTRS[name], out_dtype=o.np_dtype)
+        expected = getattr(lossgrad.golden, name)(*(to_numpy(tensors[r]) for r in ("grad", "self", "target")),
+                                                  *absent(name), 2, **ATTRS[name], out_dtype=o.np_dtype)
         assert out.dtype == to_torch[o] and np.array_equal(to_numpy(out), expected, equal_nan=True), (g, s, t, o)
-    assert fused == sum(1 for m in mixes if tuple({"grad": m[0], "self": m[1], "target": m[2]}[io.role]
-                                                   for io in op.kernel_inputs) + (m[3],) in columns)
+    assert fused == sum(1 for m in mixes if tuple(op.absent_as_self({"grad": m[0], "self": m[1], "target": m[2]})[
+        io.role] for io in op.kernel_inputs) + (m[3],) in columns)
     assert fused == len(columns)  # every registered column is one of the accepted mixes

@@ -149,8 +149,7 @@ def pointwise_drop_in(op: "OpSpec", functional: Callable[..., torch.Tensor], mod
                             given["weight"], input, reduction)
         return Pointwise.apply(input, target, op.name, forward, target_grad, reduction, *values)
 
-    name = op.name.removesuffix("_backward")
-    module_name = module.__name__ if name == functional.__name__ else "".join(w.capitalize() for w in name.split("_"))
+    name, module_name = drop_in_names(op, functional, module)
     loss.__name__ = loss.__qualname__ = name
     loss.__module__ = "lossgrad.torch"
     loss.__doc__ = (f"``torch.nn.functional.{functional.__name__}``; the input gradient comes from "
@@ -164,6 +163,22 @@ def pointwise_drop_in(op: "OpSpec", functional: Callable[..., torch.Tensor], mod
         "forward": module_forward, "__module__": "lossgrad.torch", "__qualname__": module_name,
         "__doc__": f"``torch.nn.{module.__name__}`` whose backward runs our {op.aclnn} kernel."})
     return DropIn(loss, cls, functional, module)
+
+
+def drop_in_names(op: "OpSpec", functional: Callable[..., torch.Tensor], module: type) -> tuple[str, str]:
+    """(function name, module name) of an op's drop-in: SPEC.name without "_backward" (torch's own name for every
+    torch loss), and torch's module name where the function is torch's, else the function's name in CamelCase (an
+    op torch lacks, or a copied folder: no clash with another op's drop-in)."""
+    name = op.name.removesuffix("_backward")
+    return name, (module.__name__ if name == functional.__name__ else "".join(w.capitalize() for w in name.split("_")))
+
+
+def named_drop_in(op: "OpSpec", function: Any, module: type, torch_function: Any, torch_module: type) -> DropIn:
+    """A hand-built drop-in (a function and a torch.nn module subclass) renamed as `drop_in_names` says."""
+    name, module_name = drop_in_names(op, torch_function, torch_module)
+    function.__name__ = function.__qualname__ = name
+    module.__name__ = module.__qualname__ = module_name
+    return DropIn(function, module, torch_function, torch_module)
 
 
 def weighted(loss: torch.Tensor, weight: torch.Tensor, input: torch.Tensor, reduction: str) -> torch.Tensor:

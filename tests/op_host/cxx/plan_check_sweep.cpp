@@ -5,7 +5,9 @@
 // reported. Plain C++17, no CANN.
 //
 // stdin:  <n_extents> then the extents (at most 16)
-//         <n_ops> then per op: <op id> <role of kernel input 0> <1> <2>     (roles: 0 grad, 1 self, 2 target)
+//         <n_ops> then per op: <op id> <n inputs> <role of kernel input 0> <1> ...  (roles: 0 grad, 1 self,
+//                              2 target, 3 and up optional: each optional input is swept absent (a null tensor)
+//                              and present with target's shape and dtype)
 //         <n_socs> then per SoC: <cores> <ub bytes> <npu arch>
 //         <n_mixes> then per mix: <grad> <self> <target> <out> dtype numbers (ge::DataType)
 //         <n_budgets> then the budgets (0: the SoC's)
@@ -27,7 +29,8 @@ int kNumExtents = 0;
 
 struct Op {
     int id;
-    int roles[3];
+    int n;
+    int roles[kNumInputs];
 };
 
 struct SocFacts {
@@ -108,8 +111,13 @@ int main()
     }
     for (int i = 0; i < n; ++i) {
         Op op{};
-        if (std::scanf("%d %d %d %d", &op.id, &op.roles[0], &op.roles[1], &op.roles[2]) != 4) {
+        if (std::scanf("%d %d", &op.id, &op.n) != 2 || op.n < 3 || op.n > kNumInputs) {
             return 2;
+        }
+        for (int k = 0; k < op.n; ++k) {
+            if (std::scanf("%d", &op.roles[k]) != 1) {
+                return 2;
+            }
         }
         ops.push_back(op);
     }
@@ -174,14 +182,20 @@ int main()
                     // KL (op 3) writes self's shape; the others the broadcast of all three.
                     const Shape out = op.id == 3 ? by_role[1]
                                                  : Broadcast(Broadcast(by_role[0], by_role[1]), by_role[2]);
+                    const bool has_optional = op.n > 3;
+                    for (int present = 0; present <= (has_optional ? 1 : 0); ++present) {
                     for (const SocFacts& soc : socs) {
                         for (size_t m = 0; m < mixes.size(); m += 4) {
                             for (uint64_t budget : budgets) {
                                 Inputs in{};
                                 in.op = static_cast<OpId>(op.id);
-                                in.num_inputs = 3;  // grad, self, target: every op the sweep reads has these
-                                for (int i = 0; i < 3; ++i) {
-                                    const int role = op.roles[i];
+                                in.num_inputs = op.n;
+                                for (int i = 0; i < op.n; ++i) {
+                                    const int role = op.roles[i] < 3 ? op.roles[i] : 2;  // optional: target's
+                                    if (op.roles[i] >= 3 && present == 0) {
+                                        in.absent |= 1U << i;  // a null tensor: no shape, no dtype
+                                        continue;
+                                    }
                                     in.inputs[i].rank = by_role[role].rank;
                                     std::memcpy(in.inputs[i].dims, by_role[role].dims, sizeof(in.inputs[i].dims));
                                     in.inputs[i].dtype = static_cast<DataType>(mixes[m + static_cast<size_t>(role)]);
@@ -215,6 +229,7 @@ int main()
                                 }
                             }
                         }
+                    }
                     }
                 }
             }

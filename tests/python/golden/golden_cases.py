@@ -37,6 +37,12 @@ class Case:
     out_dtype: str | None
     profile: str
     attrs: dict = field(default_factory=dict)
+    optional: tuple = ()  # the op's optional inputs in aclnn's order (None: left out)
+
+    @property
+    def tensors(self) -> tuple:
+        """The op's tensors in aclnn's order."""
+        return (self.grad, self.self_, self.target, *self.optional)
 
     @property
     def reduction_label(self) -> str:
@@ -195,6 +201,8 @@ def _case(rng: np.random.Generator, op: str, index: int) -> Case:
             reduction = "sum"  # a mean over an empty space is aclnn's tiling error, tested separately
     else:
         g, s, t = _pointwise_shapes(rng, empty_roll < 0.06)
+        if get_op(op).output_shape is OutputShape.SELF_ABSORBING:  # BCE: the others broadcast into self
+            s = tuple(np.broadcast_shapes(g, s, t))
     arrays = []
     for shape, dtype in zip((g, s, t), dts):
         # huge targets under log_target overflow exp() on purpose; keep the prob low elsewhere
@@ -204,8 +212,16 @@ def _case(rng: np.random.Generator, op: str, index: int) -> Case:
     fixup = getattr(op_part(op, "test_facts"), "fix_sample", None)  # the op's own adjustment of drawn values
     for i, values in (fixup(rng, (g, s, t), dts, attrs, profile) if fixup else {}).items():
         arrays[i] = _cast(values, dts[i])
+    optional = []
+    for _ in get_op(op).inputs[3:]:  # drawn after the others: an op without one draws as before
+        if rng.random() < 0.4:
+            optional.append(None)
+            continue
+        shape = _derive(s, rng) if rng.random() < 0.5 else s
+        optional.append(_layout(rng, _values(rng, shape, dts[1] if rng.random() < 0.7 else str(rng.choice(
+            FLOATS[:2])), profile)))
     ident = f"{op}-{index}-{profile}-{'/'.join(dts)}-{reduction}"
-    return Case(ident, op, arrays[0], arrays[1], arrays[2], reduction, out_dtype, profile, attrs)
+    return Case(ident, op, arrays[0], arrays[1], arrays[2], reduction, out_dtype, profile, attrs, tuple(optional))
 
 
 def _attr(rng: np.random.Generator, attr) -> "float | bool":

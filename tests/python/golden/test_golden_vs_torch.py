@@ -65,8 +65,12 @@ def expected_out(case: Case) -> tuple[tuple[int, ...], str]:
     spec = get_op(case.op)
     if spec.output_shape is OutputShape.SELF:
         return case.self_.shape, case.out_dtype or s
-    shape = tuple(np.broadcast_shapes(case.grad.shape, case.self_.shape, case.target.shape))
-    default = s if spec.default_out_dtype == "self" else _promote(_promote(g, s), t)
+    present = [x for x in case.tensors if x is not None]
+    shape = tuple(np.broadcast_shapes(*(x.shape for x in present)))
+    default = _promote(_promote(g, s), t)
+    for x in present[3:]:
+        default = _promote(default, str(x.dtype))
+    default = s if spec.default_out_dtype == "self" else default
     return shape, case.out_dtype or default
 
 
@@ -102,12 +106,11 @@ def check_case(case: Case, tallies: dict[tuple[str, str], Tally]) -> None:
     tally = tallies[(case.op, out_label)]
     tally.cases += 1
     fn = getattr(golden, case.op)
-    got = fn(case.grad, case.self_, case.target, case.reduction, **case.golden_kwargs())
+    got = fn(*case.tensors, case.reduction, **case.golden_kwargs())
     if got.shape != shape or str(got.dtype) != out_label:
         tally.failures.append(f"{case.ident}: got {got.shape} {got.dtype}, expected {shape} {out_label}")
         return
-    ref = rne_round(torch_reference(case.op, case.grad, case.self_, case.target, case.reduction_label,
-                                    **case.attrs), out_label)
+    ref = rne_round(torch_reference(case.op, *case.tensors, case.reduction_label, **case.attrs), out_label)
     a, r = got.astype(np.float64), ref.astype(np.float64)
     result = compare(a, r, out_label)
     tally.elements += a.size
@@ -125,16 +128,21 @@ def check_case(case: Case, tallies: dict[tuple[str, str], Tally]) -> None:
         # here is exact math), and KL with float16 terms that are summed (self broadcast) by the mixed-tolerance
         # standard: a cancelling sum of float16-rounded terms is off by float16 ulps of the terms, which no relative
         # bound on the small sum can hold.
-        faithful = fn(case.grad, case.self_, case.target, case.reduction, compute="float32", **case.golden_kwargs())
+        faithful = fn(*case.tensors, case.reduction, compute="float32", **case.golden_kwargs())
         kw = case.golden_kwargs()
         out_dtype = kw.pop("out_dtype")
-        call = validate(case.op, case.grad, case.self_, case.target, case.reduction, kw, out_dtype=out_dtype)
+        call = validate(case.op, *case.tensors, case.reduction, kw, out_dtype=out_dtype)
         kernel = golden.aclnn_kernel_dtype(call).label
         judge = max(out_label, kernel, key=lambda d: THRESHOLDS[parse_dtype(d)])
         standard = "experimental"
         if get_op(case.op).output_shape is OutputShape.SELF and kernel == "float16" and \
                 case.self_.shape != np.broadcast_shapes(case.self_.shape, case.target.shape):
             standard = "mixed"
+        if kernel == "float16" and a.dtype != np.float16 and np.any(beyond := np.abs(r) > 65504.0):
+            # aclnn's kernel result is float16 before the Cast to out: exact values beyond float16's range are Inf
+            # there (BCE's clamped 1e12-scale quotients), the kernel's overflow, not a rounding to judge
+            assert np.all(np.isinf(faithful[beyond])), case.ident
+            faithful, r = faithful[~beyond], r[~beyond]
         f32 = compare(faithful, r, judge, standard)
         if not f32.passed and kernel == "float16":
             # a result below float16's smallest normal (2^-14; soft margin's exp(-self * target) reaches there in the

@@ -72,11 +72,12 @@ assert lossgrad.__file__.startswith({str(copied_checkout)!r}), lossgrad.__file__
 copy, original = get_op({COPY!r}), get_op({ORIGINAL.template!r})
 rng = np.random.default_rng(5)
 g, s, t = (rng.standard_normal(shape).astype(np.float32) for shape in ((3, 1), (3, 70), (70,)))
-ours = lossgrad.{new_name}(g, s, t, "sum", soc={SOC!r})
-theirs = getattr(lossgrad, original.name)(g, s, t, "sum", soc={SOC!r})
-golden = lossgrad.golden.{new_name}(g, s, t, "sum")
+w = (None,) * (len(original.inputs) - 3)  # the optional inputs, left out
+ours = lossgrad.{new_name}(g, s, t, *w, "sum", soc={SOC!r})
+theirs = getattr(lossgrad, original.name)(g, s, t, *w, "sum", soc={SOC!r})
+golden = lossgrad.golden.{new_name}(g, s, t, *w, "sum")
 print(json.dumps({{"ops": list(OPS), "equal": bool(np.array_equal(ours, theirs, equal_nan=True)),
-                  "golden_equal": bool(np.array_equal(golden, lossgrad.golden.{ORIGINAL.name}(g, s, t, "sum"),
+                  "golden_equal": bool(np.array_equal(golden, lossgrad.golden.{ORIGINAL.name}(g, s, t, *w, "sum"),
                                                       equal_nan=True)),
                   "in_all": {new_name!r} in lossgrad.__all__ and {new_name!r} in lossgrad.golden.__all__,
                   "aclnn": copy.aclnn, "custom": copy.custom_op_type}}))
@@ -95,7 +96,7 @@ def test_the_copy_has_a_torch_drop_in(copied_checkout: Path) -> None:
     function = ORIGINAL.name.removesuffix("_backward").replace(ORIGINAL.template, COPY, 1)
     script = f"""
 import torch, lossgrad.torch as lt
-x = torch.randn(4, 6, requires_grad=True); y = torch.randn(4, 6)
+x = torch.rand(4, 6, requires_grad=True); y = torch.rand(4, 6)  # probabilities: every loss takes them
 getattr(lt, {function!r})(x, y).backward()
 assert {function!r} in lt.__all__ and {_camel(function)!r} in lt.__all__
 assert hasattr(torch.ops.lossgrad, {_rename(ORIGINAL.name)!r})

@@ -47,6 +47,11 @@ CHUNKS = 4
 CASES_PER_CHUNK = 5000
 SEED = 424242
 ROLES = INPUT_ROLES + ("out",)
+
+
+def _roles(problem: KernelProblem) -> tuple[str, ...]:
+    """The tensors the call has: its inputs (an absent optional one has no strides: all 0) and out."""
+    return tuple(r for r in ROLES if r in problem.dtypes)
 EXHAUSTIVE_LIMIT = 1 << 14   # spaces up to this many elements get the element-by-element loop check
 
 
@@ -90,6 +95,12 @@ def _case(rng: random.Random, op: OpSpec) -> dict[str, Any]:
     supported = [d for d in op.supported_dtypes(soc.arch.npu_arch) if d in KERNEL_DTYPES]
     one = rng.choice(supported)
     dtypes = {r: (one if rng.random() < 0.7 else rng.choice(supported)) for r in ("grad", "self", "target")}
+    if op.output_shape is OutputShape.SELF_ABSORBING:  # BCE: the others broadcast into self
+        shapes["self"] = tuple(full)
+    for role in op.roles[3:]:  # an optional input: present in half the calls, with a shape of its own
+        if rng.random() < 0.5:
+            shapes[role] = _shape(rng, full, keep)
+            dtypes[role] = one if rng.random() < 0.7 else rng.choice(supported)
     attrs: dict[str, Any] = {}
     for a in op.attrs:
         attrs[a.name] = rng.choice((1.0, 0.0, 0.5, 1e-30, 3.0)) if a.name == "beta" else rng.random() < 0.5
@@ -112,7 +123,7 @@ def _custom_soc(rng: random.Random, soc: Soc) -> Soc:
 
 def _plan(case: dict[str, Any]) -> tuple[KernelProblem, TilingPlan] | None:
     arrays = [np.broadcast_to(np.zeros((), case["dtypes"][r].np_dtype), case["shapes"][r])
-              for r in ("grad", "self", "target")]
+              if r in case["shapes"] else None for r in (i.role for i in case["op"].inputs)]
     try:
         call = validate(case["op"], *arrays, case["reduction"], case["attrs"], out_dtype=case["out_dtype"],
                         soc=case["soc"])
@@ -228,7 +239,7 @@ def check_ub(problem: KernelProblem, p: TilingPlan) -> None:
 def _dma_ok(problem: KernelProblem, tile: int) -> bool:
     """A tile's rows are one copy: at most DMA_MAX_BLOCK_COUNT rows of at least 32 bytes of the narrowest dtype each,
     and a UB-side stride (below the tile's bytes at 4 bytes an element, in 32-byte blocks) within 950's limit."""
-    narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
+    narrowest = min(problem.dtypes[r].itemsize for r in _roles(problem))
     return tile // (32 // narrowest) <= td.DMA_MAX_BLOCK_COUNT and tile * 4 // 32 <= td.DMA_MAX_UB_STRIDE_BLOCKS_950
 
 
@@ -240,7 +251,7 @@ def check_dma(problem: KernelProblem, p: TilingPlan) -> None:
 
 def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
     f = p.fields
-    narrowest = min(problem.dtypes[r].itemsize for r in ROLES)
+    narrowest = min(problem.dtypes[r].itemsize for r in _roles(problem))
     assert f["padElems"] * narrowest == 32
     out_inner = f["strideOut"][f["rank"] - 1] != 0
     if _segments(p) > 1:
@@ -280,6 +291,9 @@ def check_loop(problem: KernelProblem, p: TilingPlan) -> None:
     for role, row in table.items():
         strides = row[:rank]
         assert all(s == 0 for s in row[rank:])
+        if role not in problem.dtypes:  # an absent optional input (or a role the op lacks): never addressed (a
+            assert all(s == 0 for s, d in zip(strides, dims) if d > 1), (role, strides)  # stride on an axis of 1
+            continue                                                                       # multiplies index 0)
         n = math.prod(problem.shapes[role])
         if n == 0 or math.prod(dims) == 0:
             continue
@@ -291,7 +305,7 @@ def check_loop(problem: KernelProblem, p: TilingPlan) -> None:
             acc *= d
         assert acc == n, (role, strides, dims, problem.shapes[role])
     if 0 < math.prod(problem.iter_shape) <= EXHAUSTIVE_LIMIT:
-        _check_elements(problem, dims, {r: table[r][:rank] for r in ROLES})
+        _check_elements(problem, dims, {r: table[r][:rank] for r in _roles(problem)})
 
 
 def _check_elements(problem: KernelProblem, dims: tuple[int, ...], strides: dict[str, tuple[int, ...]]) -> None:
@@ -299,7 +313,7 @@ def _check_elements(problem: KernelProblem, dims: tuple[int, ...], strides: dict
     it = tuple(problem.iter_shape)
     want = []
     got = []
-    for role in ROLES:
+    for role in _roles(problem):
         shape = tuple(problem.shapes[role])
         ids = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
         want.append(np.broadcast_to(ids, it).ravel())

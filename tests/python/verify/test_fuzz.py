@@ -49,7 +49,9 @@ def test_drawn_calls_are_valid_and_cover_the_space(drawn: list[Case]) -> None:
     assert {c.values for c in drawn} == set(fuzz.VALUE_WEIGHTS)
     assert {k for c in drawn for k in c.layouts} == {"c", "s", "n", "t", "b"}
     assert any(c.ub_budget for c in drawn) and any(c.fold_tiles for c in drawn)
-    assert any(0 in s for c in drawn for s in c.shapes)  # empty calls
+    assert any(s is not None and 0 in s for c in drawn for s in c.shapes)  # empty calls
+    optional = [c for c in drawn if len(c.shapes) > 3]  # ops with optional inputs: left out and given
+    assert not optional or ({c.shapes[3] is None for c in optional} == {True, False})
     assert any(len(set(c.dtypes)) > 1 for c in drawn)  # dtype mixes
     kl_sums = [c for c in drawn if c.log_target is not None and c.shapes[1] != fuzz._space_of(c)]
     assert len(kl_sums) > 50  # KL summing to self's shape
