@@ -21,7 +21,8 @@ globals().update(_FUNCTIONS)  # lossgrad.<op name>: one function per op of the r
 if TYPE_CHECKING:  # the functions made at import time (globals().update), as type checkers see them
     from .api import (l1_loss_backward as l1_loss_backward, mse_loss_backward as mse_loss_backward,
                       smooth_l1_loss_backward as smooth_l1_loss_backward, kl_div_backward as kl_div_backward,
-                      soft_margin_loss_backward as soft_margin_loss_backward)
+                      soft_margin_loss_backward as soft_margin_loss_backward,
+                      binary_cross_entropy_backward as binary_cross_entropy_backward)
 # </generated>
 
 __all__ = [*_FUNCTIONS, "LossGradError", "OPS", "Reduction", "golden", "twin", "profile", "Profile"]
