@@ -65,3 +65,6 @@ TIME_GAPS = {
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 210.3 us against 37.2 us same-shape, 5.66x (V-bound)',
 }
+
+# PyTorch's OpInfo of the loss the drop-in stands in for (tests/torch/test_torch_opinfo.py runs its samples).
+OPINFO = "nn.functional.kl_div"

@@ -37,3 +37,6 @@ TIME_GAPS = {
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 242.3 us against 59.0 us same-shape, 4.11x (V-bound)',
 }
+
+# PyTorch's OpInfo of the loss the drop-in stands in for (tests/torch/test_torch_opinfo.py runs its samples).
+OPINFO = "nn.functional.l1_loss"

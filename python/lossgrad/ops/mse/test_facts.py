@@ -28,3 +28,6 @@ TIME_GAPS = {
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 215.6 us against 57.2 us same-shape, 3.77x (V-bound)',
 }
+
+# PyTorch's OpInfo of the loss the drop-in stands in for (tests/torch/test_torch_opinfo.py runs its samples).
+OPINFO = "nn.functional.mse_loss"

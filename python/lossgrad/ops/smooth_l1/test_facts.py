@@ -50,3 +50,6 @@ TIME_GAPS = {
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 237.3 us against 58.3 us same-shape, 4.07x (V-bound)',
 }
+
+# PyTorch's OpInfo of the loss the drop-in stands in for (tests/torch/test_torch_opinfo.py runs its samples).
+OPINFO = "nn.functional.smooth_l1_loss"

@@ -33,3 +33,6 @@ TIME_GAPS = {
     ('Ascend910A', 'float32', 'short rows, column-broadcast grad'):
         'body 240.5 us against 58.8 us same-shape, 4.09x (V-bound)',
 }
+
+# PyTorch's OpInfo of the loss the drop-in stands in for (tests/torch/test_torch_opinfo.py runs its samples).
+OPINFO = "nn.functional.soft_margin_loss"
