@@ -1,7 +1,7 @@
 """PyTorch's own OpInfo samples (torch.testing._internal.common_methods_invocations.op_db) through each op's drop-in:
-every sample torch's test suite runs for the loss, in float32 and float16, gives torch's gradients (the input's from
-our kernel, judged against torch's float64 autograd by CANN's precision standard; the target's as the drop-in
-declares). The OpInfo an op's drop-in stands in for is its folder's test fact `OPINFO`."""
+every sample torch's test suite runs for the loss, in float32, float16 and bfloat16, gives torch's gradients (the
+input's from our kernel, judged against torch's float64 autograd by CANN's precision standard; the target's as the
+drop-in declares). The OpInfo an op's drop-in stands in for is its folder's test fact `OPINFO`."""
 from __future__ import annotations
 
 from typing import Any
@@ -45,7 +45,8 @@ def _grads(fn: Any, sample: Any, dtype: torch.dtype, rounded: torch.dtype | None
     return grads
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["float32", "float16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16],
+                         ids=["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("op", WITH_OPINFO, ids=[op.template for op in WITH_OPINFO])
 def test_opinfo_samples_give_torchs_gradients(op: Any, dtype: torch.dtype) -> None:
     loss = op_part(op, "torch_facts").LOSS
