@@ -40,8 +40,7 @@ def _accepted_mixes(op: Any, soc: str) -> list[tuple]:
                 for o in floats:
                     try:
                         validate(op, np.zeros((2, 3), g.np_dtype), np.zeros((2, 3), s.np_dtype),
-                                 np.zeros((2, 3), t.np_dtype), *(None,) * (len(op.inputs) - 3), "sum", out_dtype=o,
-                                 soc=soc)
+                                 np.zeros((2, 3), t.np_dtype), *op.absent_optional, "sum", out_dtype=o, soc=soc)
                     except LossGradError:
                         continue
                     found.append((g, s, t, o))

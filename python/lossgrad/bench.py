@@ -235,11 +235,6 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
                    bound=slowest[1] if timing else None)
 
 
-def with_absent(op: OpSpec, arrays: Sequence[np.ndarray | None]) -> list[np.ndarray | None]:
-    """gradOutput, self and target, then None for each optional input the scenario leaves out (aclnn's order)."""
-    return [*arrays, *(None,) * (len(op.inputs) - len(arrays))]
-
-
 def _kernel_attrs(call: Call) -> dict[str, Any]:
     return {a.name: call.attrs[a.name] for a in call.op.attrs}
 
@@ -252,7 +247,7 @@ def run_case(op: "str | OpSpec", scenario: str, arrays: Sequence[np.ndarray], re
     with muted():  # the caller reports progress (bench's own lines); compiles and launches stay quiet
         if progress is not None:
             progress("ours")
-        ours = profile(spec, *with_absent(spec, arrays), reduction, soc=soc, timing=timing, **attrs)
+        ours = profile(spec, *arrays, *spec.absent_optional, reduction, soc=soc, timing=timing, **attrs)
         call = ours.call
         assert call is not None
         if ours.block_dim == 0:
@@ -341,7 +336,7 @@ def check(cases: Sequence[Case]) -> None:
     for c in cases:
         arrays = [np.broadcast_to(np.zeros((), d.np_dtype), s) for d, s in zip(c.dtypes, c.shapes)]
         try:
-            call = validate(c.op, *with_absent(c.op, arrays), c.reduction, soc=c.soc)
+            call = validate(c.op, *arrays, *c.op.absent_optional, c.reduction, soc=c.soc)
         except LossGradError as exc:
             raise LossGradError(exc.code, f"{c.op.name} refuses {c.scenario.strip()} on {c.soc}: {exc.message}"
                                 ) from None

@@ -234,6 +234,12 @@ class OpSpec:
         declared = {i.role for i in self.inputs}
         return tuple(r.name for r in ROLES if r.name in declared)
 
+    @property
+    def absent_optional(self) -> tuple[None, ...]:
+        """None for each optional input: what a call that leaves them all out passes after target and before the
+        reduction (aclnn's order puts the optional tensors there)."""
+        return tuple(None for i in self.inputs if i.optional)
+
     def absent_as_self(self, by_role: Mapping[str, Any]) -> dict[str, Any]:
         """`by_role` (dtypes by role) with self's entry for every input of the op it lacks: the type parameter of an
         absent optional input is self's, so one kernel serves the variants with and without it, and the package's

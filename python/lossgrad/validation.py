@@ -409,8 +409,8 @@ def validate(op: "str | OpSpec", *args: Any, out_shape: Shape | None = None,
         full_attrs["beta"] = float(full_attrs["beta"])
     s_shape = tuple(arrays["self"].shape)
     if spec.empty_rule is EmptyRule.ANY_INPUT:
-        launch = all(a.size for a in arrays.values())  # (SELF_SKIPS_SHAPES: another empty input failed its check)
-    else:
+        launch = all(a.size for a in arrays.values())
+    else:  # SELF_ONLY, SELF_SKIPS_SHAPES (where another empty input already failed the shape check)
         launch = arrays["self"].size > 0
     if launch and numel(v.iter_shape) == 0:
         launch = False  # KL with an empty target broadcast: the sum over no contributions is zero

@@ -347,7 +347,7 @@ def test_launch_variant_runs_on_the_twin(tmp_path: Path, real_kernels: None, fam
     rng = np.random.default_rng(3)
     x, t = (rng.standard_normal((4, 64)).astype(np.float32) for _ in range(2))
     g = rng.standard_normal((1, 64)).astype(np.float32)  # broadcast gradOutput
-    call = validate(op, g, x, t, *(None,) * (len(op.inputs) - 3), "none", soc=soc)
+    call = validate(op, g, x, t, *op.absent_optional, "none", soc=soc)
     job = runner.kernel_job(call)
     plan = project.plan_build("launch-legacy", soc, [op], out=tmp_path / "out", run_mode="cpu", variants=[job.variant])
     project.write_files(plan)

@@ -10,8 +10,6 @@ before it can launch, walking each core's tiles with the kernels' own tile walk 
 """
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
 import shutil
 import subprocess
@@ -20,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lossgrad.registry import OPS, ROLES
+from lossgrad.registry import OPS, ROLES, get_op
 from lossgrad.socs import VERIFY_DEFAULT_SOCS, get_soc
 from lossgrad.tiling import cxx_tables, native, plan, problem_from_call
 from lossgrad.tiling import data as td
@@ -35,12 +33,6 @@ WIDE_EXTENTS = (1, 7, 64, 129, 1000, 4097)
 F32, F16 = 0, 1  # ge::DataType numbers
 MIXES = ((F32,) * 4, (F16,) * 4, (F16, F16, F16, F32), (F32, F32, F32, F16), (F16, F32, F16, F32))
 BUDGETS = (0, 16 * 1024)  # the SoC's, and one that makes tiles of a few hundred elements
-
-def _absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
 
 
 def _build(directory: Path, mutant: int = 0) -> Path:
@@ -106,7 +98,7 @@ def test_a_broken_walk_fails_the_check(tmp_path: Path, mutant: int, extents: tup
 
 def _call(op: str, shapes, soc: str, dtype=np.float32, reduction="sum", **attrs):
     arrays = [np.broadcast_to(np.zeros((), dtype), s) for s in shapes]
-    return validate(op, *arrays, *_absent(op), reduction, attrs, soc=soc)
+    return validate(op, *arrays, *get_op(op).absent_optional, reduction, attrs, soc=soc)
 
 
 # Plans of every split: flat (rank 1 and rows), column, KL to rows, to a column, two-stage to one element.

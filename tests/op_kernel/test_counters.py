@@ -4,14 +4,12 @@ footprint.py), each output byte is written exactly once, all cores of the part a
 large as the UB plan allows, and the plan fills the UB budget."""
 from __future__ import annotations
 
-from typing import Any
-
 import math
 
 import numpy as np
 import pytest
 
-from lossgrad.registry import OPS, OutputShape
+from lossgrad.registry import OPS, OutputShape, get_op
 from lossgrad.runners.twin import run_twin
 from lossgrad.tiling import data as td
 from lossgrad.tiling.ub_plan import blocks_only
@@ -46,12 +44,6 @@ KL_REDUCE = {
     "kl_sum_cols": ((), (1, 4096), (256, 4096)),
 }
 
-def _absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
-
 
 def _cases():
     for soc, names in SOCS.items():
@@ -63,7 +55,7 @@ def _cases():
                         continue  # BCE: the inputs must broadcast into self (aclnn refuses this pattern)
                     yield soc, op, name, shapes
                     if name == "same" and len(OPS[op].inputs) > 3:  # the optional inputs given: each read once
-                        yield soc, op, "same_optional", shapes + (shapes[1],) * (len(OPS[op].inputs) - 3)
+                        yield soc, op, "same_optional", shapes + (shapes[1],) * len(OPS[op].absent_optional)
         for name, shapes in KL_REDUCE.items():
             if names is None or name in names:
                 yield soc, "kl_div_backward", name, shapes
@@ -72,7 +64,7 @@ def _cases():
 def _run(op: str, shapes, soc: str = "Ascend910B1", dtype=np.float32):
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(0.5, 2.0, s).astype(dtype) for s in shapes]
-    call = validate(op, *arrays, *_absent(op)[len(arrays) - 3:], "none", soc=soc)
+    call = validate(op, *arrays, *get_op(op).absent_optional[len(arrays) - 3:], "none", soc=soc)
     return call, run_twin(call)
 
 

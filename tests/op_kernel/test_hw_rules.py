@@ -12,8 +12,6 @@
 """
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
 import math
 
@@ -21,7 +19,7 @@ import numpy as np
 import pytest
 
 from lossgrad import golden
-from lossgrad.registry import OPS, OutputShape
+from lossgrad.registry import OPS, OutputShape, get_op
 from lossgrad.runners.twin import run_twin
 from lossgrad.socs import ARCHS, Fact, Soc, get_soc
 from lossgrad.tiling import ub_plan
@@ -44,12 +42,6 @@ KL_EVENT_PATTERNS = {
 }
 TWO_CORE_910 = dataclasses.replace(get_soc("Ascend910A"), vector_cores=Fact(2, "test: two cores", "none"))
 
-def _absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
-
 
 def _mixes(soc: str) -> list[tuple[str, tuple[str, str, str, str]]]:
     """Every (op, grad;self;target;out dtype) the verify matrix runs on this SoC."""
@@ -64,7 +56,7 @@ def _arrays(shapes, dtypes, seed: int = 0) -> list[np.ndarray]:
 def _run(op: str, shapes, dtypes, soc: "str | Soc", auto_sync: bool = True):
     """`dtypes`: the inputs' (an optional input's "" when absent, else given with self's shape), then out's."""
     optional = [None if not d else _arrays([shapes[1]], [d], seed=7)[0] for d in dtypes[3:-1]]
-    absent = _absent(op)[len(optional):]
+    absent = get_op(op).absent_optional[len(optional):]
     call = validate(op, *_arrays(shapes, dtypes[:3]), *optional, *absent, "none", out_dtype=dtypes[-1], soc=soc)
     return call, run_twin(call, auto_sync=auto_sync)
 

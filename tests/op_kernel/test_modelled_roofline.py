@@ -6,13 +6,11 @@ each core's scalar set-up (core_init_cycles: 2.1 us on A2, 2.4 us on 950). The t
 cold call is never below the roofline."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
 import lossgrad
-from lossgrad.registry import OPS, op_part
+from lossgrad.registry import OPS, op_part, get_op
 
 N = 4 * 1024 * 1024
 ROWS, COLS = N // 4096, 4096
@@ -29,12 +27,6 @@ GAPS: dict[tuple[str, str, str], str] = {
     (soc, name, pattern): reason for name, op in OPS.items()
     for (soc, pattern), reason in getattr(op_part(op, "test_facts"), "MODELLED_GAPS", {}).items()}
 
-def _absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
-
 
 def _params():
     for soc in ("Ascend910B1", "Ascend910_9391", "Ascend950PR_9579"):
@@ -49,7 +41,7 @@ def _params():
 def test_body_within_1_2x_of_the_roofline(soc: str, op: str, pattern: str) -> None:
     rng = np.random.default_rng(1)
     arrays = [rng.uniform(0.5, 2.0, s).astype(np.float32) for s in PATTERNS[pattern]]
-    t = lossgrad.profile(op, *arrays, *_absent(op), "none", soc=soc).timing
+    t = lossgrad.profile(op, *arrays, *get_op(op).absent_optional, "none", soc=soc).timing
     assert t.total_us >= t.roofline_us > 0
     body = t.body_us
     assert body <= 1.2 * t.roofline_us, (t.bound, round(body, 1), round(t.roofline_us, 1), round(t.total_us, 1))

@@ -12,15 +12,13 @@ xfail(strict): a fix makes its case pass, and the test fails until the entry goe
 """
 from __future__ import annotations
 
-from typing import Any
-
 import functools
 
 import numpy as np
 import pytest
 
 import lossgrad
-from lossgrad.registry import OPS, op_part
+from lossgrad.registry import OPS, op_part, get_op
 from lossgrad.socs import VERIFY_DEFAULT_SOCS, get_soc
 
 N = 4 * 1024 * 1024
@@ -47,13 +45,7 @@ def body_us(op: str, soc: str, dtype: str, shapes: tuple) -> float:
     """The modelled body of one call with values in [0.5, 2) (no special values: the time of ordinary data)."""
     rng = np.random.default_rng(1)
     arrays = [rng.uniform(0.5, 2.0, s).astype(dtype) for s in shapes]
-    return lossgrad.profile(op, *arrays, *_absent(op), "none", soc=soc).timing.body_us
-
-def _absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
+    return lossgrad.profile(op, *arrays, *get_op(op).absent_optional, "none", soc=soc).timing.body_us
 
 
 def _params():

@@ -6,14 +6,12 @@ few of a broadcast call's repeats do (a row that starts mid-way in its resident 
 reduction). Before the placement, 18-65% of a same-shape call's repeats conflicted (docs/kernels.md)."""
 from __future__ import annotations
 
-from typing import Any
-
 import functools
 
 import numpy as np
 import pytest
 
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, get_op
 from lossgrad.runners.twin import run_twin
 from lossgrad.socs import VERIFY_DEFAULT_SOCS, get_soc
 from lossgrad.timing.events import VEC
@@ -32,7 +30,7 @@ def _conflicting_share(op: str, soc: str, dtype: str, shapes: tuple, reduction: 
     dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(0.5, 2.0, s).astype(dt) for s in shapes]
-    report = run_twin(validate(op, *arrays, *_absent(op), reduction, soc=soc), timing=True).report
+    report = run_twin(validate(op, *arrays, *get_op(op).absent_optional, reduction, soc=soc), timing=True).report
     log = report.events
     conflicting = total = 0
     for core in log.cores:
@@ -45,12 +43,6 @@ def _conflicting_share(op: str, soc: str, dtype: str, shapes: tuple, reduction: 
             if any(bank_conflicts(int(rec["a"]), int(rec["b"]), int(rec["c"]), span)):
                 conflicting += reps
     return conflicting, total
-
-def _absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
 
 
 def test_the_banked_parts_are_the_default_a2_a3_ones():

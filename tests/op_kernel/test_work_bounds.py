@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import pytest
 
 from lossgrad.opspec import MASK_CONST
-from lossgrad.registry import OPS, scratch
+from lossgrad.registry import OPS, scratch, get_op
 from lossgrad.runners.twin import run_twin
 from lossgrad.socs import VERIFY_DEFAULT_SOCS, get_soc
 from lossgrad.tiling import MIN_CORE_BYTES
@@ -40,7 +40,7 @@ MAX_BODY = 1.25  # test_time_bounds.MAX_RATIO
 def _work(op: str, soc: str, dtype: str, shapes) -> dict[str, float]:
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(0.5, 2.0, s).astype(dtype) for s in shapes]
-    call = validate(op, *arrays, *_absent(op), "none", soc=soc)
+    call = validate(op, *arrays, *get_op(op).absent_optional, "none", soc=soc)
     n = math.prod(call.iter_shape)
     rep = run_twin(call, timing=True).report
     return {
@@ -73,12 +73,6 @@ KNOWN_GAPS = [
     (("Ascend910A",), _ALL_OPS, DTYPES, ("col_short",),
      "Atlas 910 has no Brcb: a column-broadcast input is spread by a scalar read and a Duplicate per row"),
 ]
-
-def _absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): left out, between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
 
 
 def _gap(soc: str, op: str, dtype: str, name: str) -> str | None:

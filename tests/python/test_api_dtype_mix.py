@@ -51,8 +51,8 @@ def _arrays(dts: tuple[DType, DType, DType]) -> list[np.ndarray]:
 
 def _outcome(op: OpSpec, soc: Soc, ins: tuple[DType, DType, DType], out: DType | None):
     try:
-        absent = (None,) * (len(op.inputs) - 3)  # optional inputs left out: the type parameter is then self's
-        return validate(op, *_arrays(ins), *absent, "mean", out_dtype=out, soc=soc)
+        # optional inputs left out: the type parameter is then self's
+        return validate(op, *_arrays(ins), *op.absent_optional, "mean", out_dtype=out, soc=soc)
     except LossGradError as exc:
         return exc
 

@@ -59,12 +59,6 @@ def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
     return found
 
 
-def absent(op: Any) -> tuple[None, ...]:
-    """None for each optional input of the op (a name or spec): what comes between target and the reduction."""
-    from lossgrad.registry import get_op
-    return (None,) * (len(get_op(op).inputs) - 3)
-
-
 def into_self(op: Any, self_shape: tuple[int, ...], *others: tuple[int, ...]) -> bool:
     """Whether the shapes suit the op: an op whose inputs broadcast into self (BCE) needs self to be the broadcast."""
     from lossgrad.registry import OutputShape, get_op

@@ -18,7 +18,7 @@ import lossgrad.torch as lt  # noqa: E402
 from lossgrad.errors import LossGradError  # noqa: E402
 from lossgrad.registry import OPS as REGISTRY, op_part  # noqa: E402
 
-from _torch_support import absent, op_fact, rand  # noqa: E402
+from _torch_support import op_fact, rand  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using a target size:UserWarning",
                                         "ignore:reduction. 'mean' divides:UserWarning")
@@ -80,17 +80,17 @@ def test_mixed_devices_are_refused_like_aten(name: str, devices: tuple[str, ...]
     with pytest.raises(RuntimeError, match="not on the expected device"):
         torch.ops.aten.mse_loss_backward(*tensors, 1)  # aten's own refusal of the same call
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
-        getattr(torch.ops.lossgrad, name)(*tensors, *absent(name), 1)
+        getattr(torch.ops.lossgrad, name)(*tensors, *REGISTRY[name].absent_optional, 1)
 
 
 @pytest.mark.parametrize("name", OPS)
 def test_cpu_scalar_may_accompany_meta_tensors(name: str) -> None:
     g, s, t = torch.tensor(2.0), torch.ones(3, device="meta"), torch.ones(3, device="meta")
     assert torch.ops.aten.mse_loss_backward(g, s, t, 1).device.type == "meta"
-    assert getattr(torch.ops.lossgrad, name)(g, s, t, *absent(name), 1).device.type == "meta"
+    assert getattr(torch.ops.lossgrad, name)(g, s, t, *REGISTRY[name].absent_optional, 1).device.type == "meta"
     with pytest.raises(RuntimeError, match="same device"):  # a 0-d meta tensor is no CPU scalar
         getattr(torch.ops.lossgrad, name)(torch.tensor(2.0, device="meta"), torch.ones(3), torch.ones(3),
-                                          *absent(name), 1)
+                                          *REGISTRY[name].absent_optional, 1)
 
 
 # -- item 2: autocast and dtype mixes --------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_dtypes_without_a_tensor_type(name: str, dtype: torch.dtype, device: str
         args = [x.to(device) for x in (g, s, t)]
         args[position] = torch.zeros(args[position].shape, dtype=dtype, device=device)
         with pytest.raises(LossGradError) as info:
-            getattr(torch.ops.lossgrad, name)(*args, *absent(name), 1)
+            getattr(torch.ops.lossgrad, name)(*args, *REGISTRY[name].absent_optional, 1)
         assert info.value.code == 161002 and "not a tensor dtype aclnn accepts" in str(info.value)
 
 
@@ -244,9 +244,9 @@ def test_torch_func_transforms(loss: str, kernel_calls: list[str]) -> None:
 def test_vmap_of_the_ops(name: str) -> None:
     g, s, t = torch.ones(3, 4), rand((3, 4), torch.float32, 1), rand((3, 4), torch.float32, 2).abs()
     op = getattr(torch.ops.lossgrad, name)
-    batched = vmap(lambda a, b, c: op(a, b, c, *absent(name), "mean"))(g, s, t)
+    batched = vmap(lambda a, b, c: op(a, b, c, *REGISTRY[name].absent_optional, "mean"))(g, s, t)
     # mean is per entry, not over the batch
-    rows = torch.stack([op(g[i], s[i], t[i], *absent(name), "mean") for i in range(3)])
+    rows = torch.stack([op(g[i], s[i], t[i], *REGISTRY[name].absent_optional, "mean") for i in range(3)])
     assert torch.equal(batched, rows)
 
 
@@ -259,9 +259,9 @@ def test_functional_form_under_torch_func_grad(name: str) -> None:
     g, s, t = rand((3, 4), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((3, 4), torch.float32, 3).abs()
     op = getattr(torch.ops.lossgrad, name)
     with pytest.raises(RuntimeError, match="setup_context"):
-        grad(lambda x: op(x, s, t, *absent(name), "sum").sum())(g)
-    ours = grad(lambda x: functional(name)(x, s, t, *absent(name), "sum").sum())(g)
+        grad(lambda x: op(x, s, t, *REGISTRY[name].absent_optional, "sum").sum())(g)
+    ours = grad(lambda x: functional(name)(x, s, t, *REGISTRY[name].absent_optional, "sum").sum())(g)
     x = g.clone().requires_grad_()
     # the registered derivative, eager autograd
-    (expected,) = torch.autograd.grad(op(x, s, t, *absent(name), "sum").sum(), x)
+    (expected,) = torch.autograd.grad(op(x, s, t, *REGISTRY[name].absent_optional, "sum").sum(), x)
     assert torch.equal(ours, expected)

@@ -26,7 +26,7 @@ from lossgrad.registry import OPS, Reduction  # noqa: E402
 from lossgrad.torch import npu  # noqa: E402
 from lossgrad.torch._convert import to_numpy  # noqa: E402
 
-from _torch_support import absent, rand  # noqa: E402
+from _torch_support import rand  # noqa: E402
 
 STREAM = 0x5EA
 WORKSPACE = 256
@@ -192,9 +192,9 @@ def test_two_stage_call_on_the_current_stream(name: str, stand_in: dict[str, Any
     s = rand((4, 3), torch.float16, 2).t()          # non-contiguous: the package needs contiguous memory
     t = rand((1, 4), torch.float16, 3)
     reduction = Reduction.BATCHMEAN if Reduction.BATCHMEAN in op.reductions else Reduction.MEAN
-    out = _kernel(name)(g, s, t, *absent(name), int(reduction), *ATTRS[name].values())
-    expected = getattr(lossgrad.golden, name)(to_numpy(g), to_numpy(s), to_numpy(t), *absent(name), int(reduction),
-                                              **ATTRS[name])
+    out = _kernel(name)(g, s, t, *op.absent_optional, int(reduction), *ATTRS[name].values())
+    expected = getattr(lossgrad.golden, name)(to_numpy(g), to_numpy(s), to_numpy(t), *op.absent_optional,
+                                              int(reduction), **ATTRS[name])
     assert np.array_equal(to_numpy(out), expected)
     (job,) = stand_in["package"].launches
     assert job["stream"] == STREAM and job["workspace"] and job["workspace_size"] == WORKSPACE
@@ -388,7 +388,7 @@ def test_every_mixed_call_reaches_a_registered_column(name: str, line: str, stan
     for i, (g, s, t, o) in enumerate(mixes):
         tensors = {"grad": rand((2, 3), to_torch[g], 3 * i), "self": rand((2, 3), to_torch[s], 3 * i + 1),
                    "target": rand((2, 3), to_torch[t], 3 * i + 2)}
-        out = _kernel(name)(tensors["grad"], tensors["self"], tensors["target"], *absent(name), 2,
+        out = _kernel(name)(tensors["grad"], tensors["self"], tensors["target"], *OPS[name].absent_optional, 2,
                             *ATTRS[name].values(), out_dtype=to_torch[o])
         job = stand_in["package"].launches[-1]
         by_role = {io.role: rec[1] for io, rec in zip(op.kernel_inputs, job["inputs"]) if rec is not None}
@@ -399,7 +399,7 @@ def test_every_mixed_call_reaches_a_registered_column(name: str, line: str, stan
         own = tuple(mix[io.role].acl_enum for io in op.kernel_inputs) + (o.acl_enum,)
         fused += sent == own
         expected = getattr(lossgrad.golden, name)(*(to_numpy(tensors[r]) for r in ("grad", "self", "target")),
-                                                  *absent(name), 2, **ATTRS[name], out_dtype=o.np_dtype)
+                                                  *OPS[name].absent_optional, 2, **ATTRS[name], out_dtype=o.np_dtype)
         assert out.dtype == to_torch[o] and np.array_equal(to_numpy(out), expected, equal_nan=True), (g, s, t, o)
     assert fused == sum(1 for m in mixes if tuple(op.absent_as_self({"grad": m[0], "self": m[1], "target": m[2]})[
         io.role] for io in op.kernel_inputs) + (m[3],) in columns)

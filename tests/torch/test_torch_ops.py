@@ -15,7 +15,7 @@ from lossgrad.errors import LossGradError  # noqa: E402
 from lossgrad.registry import OPS, OutputShape, op_part  # noqa: E402
 from lossgrad.torch._convert import to_numpy  # noqa: E402
 
-from _torch_support import DTYPES, absent, assert_within_standard, bits, into_self, rand  # noqa: E402
+from _torch_support import DTYPES, assert_within_standard, bits, into_self, rand  # noqa: E402
 
 # every op's attributes at a value other than their default (a bool flipped, a float at 0.5)
 ATTR_KW = {name: {a.name: (not a.default) if a.kernel_type == "Bool" else 0.5 for a in op.attrs}
@@ -54,8 +54,8 @@ def test_opcheck(name: str) -> None:
     op = getattr(torch.ops.lossgrad, name)
     g, s, t = rand((), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((1, 4), torch.float32, 3)
     for overload, reduction, utils in ((op.default, 2, ALL_UTILS), (getattr(op, "str"), "mean", ALL_UTILS[:3])):
-        args = (g.clone().requires_grad_(), s.clone().requires_grad_(), t.clone().requires_grad_(), *absent(name),
-                reduction, *ATTRS[name])
+        args = (g.clone().requires_grad_(), s.clone().requires_grad_(), t.clone().requires_grad_(),
+                *OPS[name].absent_optional, reduction, *ATTRS[name])
         result = torch.library.opcheck(overload, args, test_utils=utils)
         assert result == {u: "SUCCESS" for u in utils}, result
 
@@ -71,8 +71,8 @@ def test_results_match_lossgrad_and_golden(name: str, dtype: str) -> None:
             continue  # BCE: gradOutput and target must broadcast into self (tests/python/test_validation_errors.py)
         g, s, t = _inputs(case, DTYPES[dtype], 10 * i)
         reduction = case[3]
-        ours = fn(g, s, t, *absent(name), reduction, *ATTRS[name])
-        arrays = [to_numpy(x) for x in (g, s, t)] + list(absent(name))
+        ours = fn(g, s, t, *OPS[name].absent_optional, reduction, *ATTRS[name])
+        arrays = [to_numpy(x) for x in (g, s, t)] + list(OPS[name].absent_optional)
         reference = getattr(lossgrad, name)(*arrays, reduction, **ATTR_KW[name], backend="twin")
         assert ours.dtype == s.dtype and tuple(ours.shape) == reference.shape, (case, ours.shape)
         assert np.array_equal(bits(ours).reshape(-1), reference.view(bits(ours).dtype).reshape(-1)), case
@@ -104,8 +104,8 @@ def test_non_contiguous_and_expanded_inputs() -> None:
     assert not s.is_contiguous() and t.stride(0) == 0
     for name in OPS:
         fn = getattr(lt, name)
-        strided = fn(g, s, t, *absent(name), "none", *ATTRS[name])
-        dense = fn(g.contiguous(), s.contiguous(), t.contiguous(), *absent(name), "none", *ATTRS[name])
+        strided = fn(g, s, t, *OPS[name].absent_optional, "none", *ATTRS[name])
+        dense = fn(g.contiguous(), s.contiguous(), t.contiguous(), *OPS[name].absent_optional, "none", *ATTRS[name])
         assert np.array_equal(bits(strided), bits(dense)), name
 
 
@@ -212,7 +212,8 @@ def test_empty_inputs_with_autograd() -> None:
     """A mean over no elements launches nothing (aclnn's early return), with or without autograd recording."""
     for name in OPS:
         s = torch.zeros((0, 3), requires_grad=True)
-        out = getattr(lt, name)(torch.ones(()), s, torch.zeros((0, 3)), *absent(name), "mean", *ATTRS[name])
+        absent = OPS[name].absent_optional
+        out = getattr(lt, name)(torch.ones(()), s, torch.zeros((0, 3)), *absent, "mean", *ATTRS[name])
         assert out.shape == (0, 3) and out.requires_grad
         out.sum().backward()  # runs the op's derivative (L1's and KL's with respect to self are zero: None)
         assert (s.grad is None) == _self_derivative_is_zero(name), name

@@ -18,7 +18,7 @@ from ..registry import OpSpec
 from ..socs import Soc
 from . import templates
 from .op_host import Combo, kernel_combos
-from .worker import CANARY, SYSTEM_WORKSPACE
+from .worker import ABSENT, CANARY, SYSTEM_WORKSPACE
 
 TILING_DATA_HEADER = f"op_kernel/{codegen.TILING_HEADER}"
 WALK_HEADER = f"op_kernel/{codegen.WALK_HEADER}"
@@ -128,5 +128,5 @@ def render_main(variant: Variant, kind: str, flow: str, split_cores: bool) -> st
     template = {"cpu": "cmake/templates/launch/main_cpu.cpp.j2", "acl": "cmake/templates/launch/main_acl.cpp.j2"}[kind]
     return templates.render(template, v=variant, entry=variant.op.entry_name, params=launch_params(variant),
                             symbol=launch_symbol(variant, flow), split_cores=split_cores,
-                            n_inputs=len(variant.op.kernel_inputs), canary=CANARY,
+                            n_inputs=len(variant.op.kernel_inputs), canary=CANARY, absent=ABSENT,
                             system_workspace=SYSTEM_WORKSPACE)
