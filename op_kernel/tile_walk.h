@@ -60,6 +60,24 @@ __aicore__ inline void Shape(const LossGradTilingData& td, Tile& t, uint32_t row
     t.lanes = static_cast<uint32_t>(RoundUp(static_cast<uint64_t>(rows) * t.pitch, kCompareLanes));
 }
 
+// An operand's element strides per loop dim (0 along a dim it lacks), for role LOSSGRAD_ROLE_* (the output's is
+// LOSSGRAD_ROLE_OUT): the operand is a compact row-major buffer of the loop dims it has, in memory order (memDims),
+// so the tiling sends presence bits and that order instead of a stride table (a smaller struct to read at launch).
+__aicore__ inline void LoopStrides(const LossGradTilingData& td, uint32_t role, uint64_t* stride) {
+    uint64_t acc = 1;
+    for (uint32_t p = td.rank; p-- > 0;) {
+        const uint32_t d = td.memDims >> (4 * p) & 15u;
+        const bool has = (td.present >> (8 * role + d) & 1u) != 0;
+        stride[d] = has ? acc : 0;
+        acc = has ? acc * td.dims[d] : acc;
+    }
+}
+
+// Whether the output has loop dim d (KL's reduced dims it lacks).
+__aicore__ inline bool OutputHas(const LossGradTilingData& td, uint32_t d) {
+    return (td.present >> (8 * LOSSGRAD_ROLE_OUT + d) & 1u) != 0;
+}
+
 // Element offset of a tile's first element in a tensor with these loop strides.
 __aicore__ inline uint64_t TileBase(const LossGradTilingData& td, const uint64_t* stride, const Tile& t) {
     uint64_t base = t.col * stride[td.rank - 1];
@@ -98,17 +116,17 @@ __aicore__ inline void CoreRange(const LossGradTilingData& td, uint64_t core, ui
 struct InputFacts {
     bool used = false;
     uint32_t mode = LOSSGRAD_MODE_SCALAR;
-    const uint64_t* stride = nullptr;
+    uint64_t stride[LOSSGRAD_MAX_DIMS] = {};
     bool repeat = false;
     bool isFloat = true;
 };
 
-// role: the input's LOSSGRAD_ROLE_* (its row of strideIn, its 2 bits of modes, its LOSSGRAD_BUF_REPEAT_* bit).
+// role: the input's LOSSGRAD_ROLE_* (its presence bits, its 2 bits of modes, its LOSSGRAD_BUF_REPEAT_* bit).
 __aicore__ inline InputFacts MakeInputFacts(const LossGradTilingData& td, uint32_t role, bool used, bool isFloat) {
     InputFacts f;
     f.used = used;
     f.mode = td.modes >> (2 * role) & 3u;
-    f.stride = td.strideIn[role];
+    LoopStrides(td, role, f.stride);
     f.repeat = (td.bufMask >> (LOSSGRAD_BUF_REPEAT_FIRST + role) & 1u) != 0;
     f.isFloat = isFloat;
     return f;
@@ -130,7 +148,10 @@ __aicore__ inline bool InputSpans(const LossGradTilingData& td, const InputFacts
 // The output's rows of a spanning tile are written with one row stride: the dim above the row dim must continue it.
 __aicore__ inline bool OutputSpans(const LossGradTilingData& td) {
     const uint32_t rd = td.rowDim;
-    return rd > 0 && td.strideOut[rd - 1] == td.dims[rd] * td.strideOut[rd];
+    if (rd == 0) return false;
+    uint64_t out[LOSSGRAD_MAX_DIMS] = {};
+    LoopStrides(td, LOSSGRAD_ROLE_OUT, out);
+    return out[rd - 1] == td.dims[rd] * out[rd];
 }
 
 // Rows a spanning tile must leave free in a tile of `rowsMax` rows for this input (Operand::ExpandRuns): the cut
@@ -191,8 +212,10 @@ public:
         while (span && unit_ % runUnit != 0) unit_ += lanesUnit;
         // Packed tiles: one contiguous copy per input and one output piece for a run of whole rows, a row-broadcast
         // input as a pattern of period E, instead of a copy and a scalar tail per row.
+        uint64_t out[LOSSGRAD_MAX_DIMS] = {};
+        LoopStrides(td, LOSSGRAD_ROLE_OUT, out);
         bool packed = packs && rank >= 2 && pitch != E_ && 2 * E_ <= L &&
-                      (td.strideOut[rank - 2] == E_ || LOSSGRAD_WALK_MUTANT == 3);
+                      (out[rank - 2] == E_ || LOSSGRAD_WALK_MUTANT == 3);
         for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) packed = packed && InputPacks(td, in[r], E_);
         packed_ = packed;
     }

@@ -109,6 +109,27 @@ private:
         if (total_ == kMax) {
             return Fail("the loop dims overflow 64 bits");
         }
+        // memDims must order the loop dims (a permutation of 0..rank-1, no other bits) and `present` name only
+        // loop dims of the 8 operands, or LoopStrides would read an unset stride.
+        uint32_t seen = 0;
+        for (uint32_t p = 0; p < td_.rank; ++p) {
+            seen |= 1u << (td_.memDims >> (4 * p) & 15u);
+        }
+        if (seen != (1u << td_.rank) - 1 || (td_.rank < 8 && td_.memDims >> (4 * td_.rank) != 0)) {
+            return Fail("memDims 0x%x is not an order of the %u loop dims", td_.memDims, td_.rank);
+        }
+        const uint64_t dimBits = (uint64_t{1} << td_.rank) - 1;
+        for (uint32_t r = 0; r < 8; ++r) {
+            const uint64_t bits = td_.present >> (8 * r) & 0xFFu;
+            if ((bits & ~dimBits) != 0 || (r > LOSSGRAD_ROLE_OUT && bits != 0)) {
+                return Fail("present 0x%llx names a dim beyond rank %u or an operand beyond the output", U(td_.present),
+                            td_.rank);
+            }
+        }
+        for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
+            lossgrad::LoopStrides(td_, r, in_[r]);
+        }
+        lossgrad::LoopStrides(td_, LOSSGRAD_ROLE_OUT, out_);
         E_ = td_.dims[td_.rank - 1];
         if (td_.blockDim < 1 || td_.blockDim > (f_.core_num > 0 ? f_.core_num : 1)) {
             return Fail("block_dim %u is outside 1..%u cores", td_.blockDim, f_.core_num);
@@ -139,7 +160,7 @@ private:
         for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
             uint64_t last = 0;
             for (uint32_t d = 0; d < td_.rank; ++d) {
-                last = AddSat(last, MulSat(td_.dims[d] - 1, td_.strideIn[r][d]));
+                last = AddSat(last, MulSat(td_.dims[d] - 1, in_[r][d]));
             }
             if (last >= f_.input_elems[r]) {
                 return Fail("input %u (by role): the loop reaches element %llu of %llu", r, U(last),
@@ -150,9 +171,9 @@ private:
         uint32_t order[LOSSGRAD_MAX_DIMS] = {};
         uint32_t n = 0;
         for (uint32_t d = 0; d < td_.rank; ++d) {
-            if (td_.strideOut[d] != 0) {
+            if (out_[d] != 0) {
                 uint32_t k = n++;
-                for (; k > 0 && td_.strideOut[order[k - 1]] > td_.strideOut[d]; --k) {
+                for (; k > 0 && out_[order[k - 1]] > out_[d]; --k) {
                     order[k] = order[k - 1];
                 }
                 order[k] = d;
@@ -162,9 +183,9 @@ private:
         }
         uint64_t expect = 1;
         for (uint32_t k = 0; k < n; ++k) {
-            if (td_.strideOut[order[k]] != expect) {
+            if (out_[order[k]] != expect) {
                 return Fail("output stride %llu on loop dim %u: the output's layout is not one to one (expected %llu)",
-                            U(td_.strideOut[order[k]]), order[k], U(expect));
+                            U(out_[order[k]]), order[k], U(expect));
             }
             expect = MulSat(expect, td_.dims[order[k]]);
         }
@@ -203,7 +224,7 @@ private:
     {
         bool grad_scalar = true;
         for (uint32_t d = 0; d < td_.rank; ++d) {
-            grad_scalar = grad_scalar && td_.strideIn[LOSSGRAD_ROLE_GRAD][d] == 0;
+            grad_scalar = grad_scalar && in_[LOSSGRAD_ROLE_GRAD][d] == 0;
         }
         for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
             // a scalar gradOutput is read once, at Init, not by the tile walk
@@ -246,7 +267,7 @@ private:
         if (!lossgrad::OutputSpans(td_)) {
             return Fail("core %llu: %u rows from row %llu span runs of loop dim %u, where the output's rows do not "
                         "follow one stride (strides %llu and %llu, %llu rows a run)", U(core), t.rows, U(RowOf(t)), rd,
-                        U(td_.strideOut[rd - 1]), U(td_.strideOut[rd]), U(td_.dims[rd]));
+                        U(out_[rd - 1]), U(out_[rd]), U(td_.dims[rd]));
         }
         if (t.idx[rd - 1] * td_.dims[rd] + t.idx[rd] + t.rows > td_.dims[rd - 1] * td_.dims[rd]) {
             return Fail("core %llu: %u rows from row %llu cross the end of loop dim %u", U(core), t.rows,
@@ -268,7 +289,7 @@ private:
     {
         uint64_t expect = 1;
         for (uint32_t d = td_.rank; d-- > 0;) {
-            if (td_.strideOut[d] != expect && td_.dims[d] > 1) {
+            if (out_[d] != expect && td_.dims[d] > 1) {
                 return false;
             }
             expect *= td_.dims[d];
@@ -331,7 +352,7 @@ private:
                 if (t.period != 0) {
                     const uint64_t k = t.cols / E_;
                     if (t.period != E_ || t.col != 0 || t.rows != 1 || t.cols % E_ != 0 ||
-                        t.idx[td_.rank - 2] + k > td_.dims[td_.rank - 2] || td_.strideOut[td_.rank - 2] != E_) {
+                        t.idx[td_.rank - 2] + k > td_.dims[td_.rank - 2] || out_[td_.rank - 2] != E_) {
                         return Fail("core %llu: a packed tile of %u elements from row %llu is not %llu whole rows "
                                     "contiguous in the output", U(core), t.cols, U(RowOf(t)), U(k));
                     }
@@ -428,20 +449,20 @@ private:
             return Fail("%llu segments do not divide %u cores", U(S), td_.blockDim);
         }
         const uint64_t groups = td_.blockDim / S;
-        const bool out_inner = td_.strideOut[td_.rank - 1] != 0;
+        const bool out_inner = out_[td_.rank - 1] != 0;
         uint64_t out_rows = 1;
         for (uint32_t d = 0; d < td_.outRank && d + 1 < td_.rank; ++d) {
             out_rows *= td_.dims[d];
         }
         for (uint32_t d = td_.outRank; d + 1 < td_.rank; ++d) {
-            if (td_.strideOut[d] != 0) {
+            if (out_[d] != 0) {
                 return Fail("loop dim %u after the output's dims is not reduced", d);
             }
         }
-        if (out_inner && td_.strideOut[td_.rank - 1] != 1) {
+        if (out_inner && out_[td_.rank - 1] != 1) {
             return Fail("the output's pieces of a row are not contiguous");
         }
-        if (!out_inner && td_.outRank > 0 && (td_.rowDim + 1 != td_.outRank || td_.strideOut[td_.rowDim] != 1)) {
+        if (!out_inner && td_.outRank > 0 && (td_.rowDim + 1 != td_.outRank || out_[td_.rowDim] != 1)) {
             return Fail("the output elements a tile sums are not contiguous");
         }
         const uint64_t total = out_rows * (out_inner ? E_ : 1);
@@ -507,6 +528,8 @@ private:
     }
 
     const LossGradTilingData& td_;
+    uint64_t in_[LOSSGRAD_NUM_INPUTS][LOSSGRAD_MAX_DIMS] = {};  // each input's loop strides (LoopStrides), by role
+    uint64_t out_[LOSSGRAD_MAX_DIMS] = {};                      // the output's
     const PlanFacts& f_;
     char* message_;
     size_t capacity_;

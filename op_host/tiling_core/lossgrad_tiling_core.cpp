@@ -28,6 +28,11 @@
 #endif
 #include "lossgrad_plan_check.h"
 #include "lossgrad_tiling_tables.h"
+#if __has_include("../../op_kernel/tile_walk.h")
+#include "../../op_kernel/tile_walk.h"
+#else
+#include "tile_walk.h"
+#endif
 
 #if defined(__GNUC__)
 #define LOSSGRAD_PRINTF_LIKE(fmt, first) __attribute__((format(printf, fmt, first)))
@@ -250,6 +255,7 @@ struct Loop {
     int32_t rank = 0;
     uint64_t dims[kMaxRank] = {};
     uint64_t strides[kRoles][kMaxRank] = {};
+    uint32_t mem_dims = 0;  // 4 bits per memory position: the loop dim there (the tiling data's memDims)
     int32_t out_rank = 0;
 };
 
@@ -382,6 +388,7 @@ void BuildLoop(const Problem& p, Loop* loop)
     order[rows] = nc - 1;
     loop->rank = nc;
     for (int32_t i = 0; i < nc; ++i) {
+        loop->mem_dims |= static_cast<uint32_t>(i) << (4 * order[i]);
         loop->dims[i] = cd[order[i]];
         for (int32_t r = 0; r < kRoles; ++r) {
             loop->strides[r][i] = strides[r][order[i]];
@@ -1002,11 +1009,11 @@ Status Compute(const Inputs& in, Result* out)
     LossGradTilingData td{};
     for (int32_t d = 0; d < rank; ++d) {
         td.dims[d] = loop.dims[d];
-        for (int32_t r = 0; r < kInputs; ++r) {
-            td.strideIn[r][d] = loop.strides[r][d];
+        for (int32_t r = 0; r < kRoles; ++r) {
+            td.present |= static_cast<uint64_t>(loop.strides[r][d] != 0) << (8 * r + d);
         }
-        td.strideOut[d] = loop.strides[kOut][d];
     }
+    td.memDims = loop.mem_dims;
     td.splitTotal = split_total;
     td.baseUnits = split.base;
     td.extraUnits = split.extra;
@@ -1031,6 +1038,17 @@ Status Compute(const Inputs& in, Result* out)
     td.beta = ToFloat(beta);
     td.invBeta = ToFloat(std::min(inv64, flt_max));
     td.betaScale = ToFloat(scale);
+
+    // The struct carries presence bits and the memory order, not strides: the kernels' reading of them must give
+    // back this loop's strides exactly (the plan check then proves them in bounds).
+    for (int32_t r = 0; r < kRoles; ++r) {
+        uint64_t decoded[kMaxRank] = {};
+        lossgrad::LoopStrides(td, static_cast<uint32_t>(r), decoded);
+        if (!std::equal(decoded, decoded + rank, loop.strides[r])) {
+            return Fail(out, Status::kInternal, "operand %d: the tiling data's presence bits and memory order do "
+                        "not give the loop's strides", static_cast<int>(r));
+        }
+    }
 
     // The plan check: what the kernels will do with this plan, proved safe before any launch.
     if (CheckPlanOf(p, td, workspace, out) != Status::kOk) {

@@ -142,6 +142,25 @@ def test_a_plan_beyond_its_inputs_is_refused() -> None:
         native.check(cxx_tables.core_inputs(problem), td.pack(dict(f, dims=tuple(dims))), p.workspace_bytes)
 
 
+@pytest.mark.parametrize("field, value, what", [
+    ("memDims", 0x0, "not an order"),        # both memory positions name loop dim 0
+    ("memDims", 0x210, "not an order"),      # a third position beyond rank 2
+    ("present", 1 << 2, "beyond rank"),      # gradOutput has a loop dim 2 of a rank-2 loop
+    ("present", 1 << 8 * 5, "beyond the output"),  # a sixth operand
+])
+def test_a_malformed_stride_encoding_is_refused(field: str, value: int, what: str) -> None:
+    """The struct sends presence bits and the memory order instead of strides (tile_walk.h LoopStrides): a plan
+    whose encoding does not describe its loop is refused before the kernels would read an unset stride."""
+    call = _call("mse_loss_backward", ((), (8, 33), (33,)), "Ascend910B1")
+    problem = problem_from_call(call)
+    p = plan(problem)
+    f = dict(p.fields)
+    assert f["rank"] == 2 and f["memDims"] == 0x10
+    altered = dict(f, **{field: value | (f[field] if field == "present" else 0)})
+    with pytest.raises(native.TilingError, match=what):
+        native.check(cxx_tables.core_inputs(problem), td.pack(altered), p.workspace_bytes)
+
+
 def test_the_check_walks_every_tile_up_to_its_budget_and_says_when_it_stops() -> None:
     import time
 

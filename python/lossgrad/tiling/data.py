@@ -14,31 +14,33 @@ from ..registry import INPUT_ROLES
 from .ub_plan import MASK_NAMES, MASK_REPEAT, MASK_WORK
 
 MAX_DIMS = 8
-NUM_INPUTS = len(INPUT_ROLES)  # per-input arrays are indexed by the role's position in INPUT_ROLES
+NUM_INPUTS = len(INPUT_ROLES)  # per-input bits are indexed by the role's position in INPUT_ROLES
+STRIDE_ROLES = (*INPUT_ROLES, "out")  # the operands `present` describes, by position (the output follows the inputs)
+assert len(STRIDE_ROLES) <= 8, "present: 8 bits per operand in 64"
 
 
 @dataclass(frozen=True)
 class Field:
     name: str
     ctype: str   # uint64_t | uint32_t | float
-    count: int   # 1 for scalars, N for arrays (rows * MAX_DIMS for a per-input table)
+    count: int   # 1 for scalars, N for arrays
     doc: str
-    rows: int = 1  # > 1: a [rows][count / rows] table (C), unpacked as a tuple of row tuples
 
 
 _FMT = {"uint64_t": "Q", "uint32_t": "I", "float": "f"}
 
 FIELDS: tuple[Field, ...] = (
     Field("dims", "uint64_t", MAX_DIMS, "iteration dims in loop order; dims[rank-1] is the inner (column) dim"),
-    Field("strideIn", "uint64_t", NUM_INPUTS * MAX_DIMS, f"each input's element strides per loop dim (0 = broadcast "
-          f"along it), by role: {', '.join(INPUT_ROLES)}", rows=NUM_INPUTS),
-    Field("strideOut", "uint64_t", MAX_DIMS, "output element strides per loop dim (0 = reduced, KL only)"),
+    Field("present", "uint64_t", 1, f"bit 8 * operand + d: the operand has loop dim d (else it is broadcast, or for "
+          f"the output reduced, along it), operands by position: {', '.join(STRIDE_ROLES)}"),
     Field("splitTotal", "uint64_t", 1, "elements of the split space (output elements; columns in column mode)"),
     Field("baseUnits", "uint64_t", 1, "balance units every core gets"),
     Field("extraUnits", "uint64_t", 1, "the first extraUnits cores get one unit more"),
     Field("rank", "uint32_t", 1, "number of loop dims (>= 1)"),
     Field("outRank", "uint32_t", 1, "KL reduction: leading loop dims where the output is present"),
     Field("rowDim", "uint32_t", 1, "loop dim a tile's rows advance along (rank >= 2)"),
+    Field("memDims", "uint32_t", 1, "4 bits per memory position p (0 outermost): the loop dim at p; with `present` "
+                                    "and `dims` it gives every operand's element strides (LoopStrides)"),
     Field("blockDim", "uint32_t", 1, "cores launched"),
     Field("splitMode", "uint32_t", 1, "0 flat, 1 column, 2 KL reduction"),
     Field("unitElems", "uint32_t", 1, "elements per balance unit (a 32-byte block of the narrowest dtype, or 1)"),
@@ -57,6 +59,7 @@ FIELDS: tuple[Field, ...] = (
     Field("beta", "float", 1, "SmoothL1 beta"),
     Field("invBeta", "float", 1, "1/(beta*betaScale) in float64, beta being the float32 beta"),
     Field("betaScale", "float", 1, "1, or 2^64 when 1/beta would overflow float32"),
+    Field("pad", "uint32_t", 1, "always 0: keeps the size a multiple of the struct's 8-byte alignment"),
 )
 
 FLAG_LOG_TARGET = 1
@@ -93,8 +96,6 @@ def pack(values: Mapping[str, Any]) -> bytes:
     flat: list[Any] = []
     for f in FIELDS:
         v = values.get(f.name, [0] * f.count if f.count > 1 else 0)
-        if f.rows > 1:  # a table: its rows, each padded like an array
-            v = [x for row in _rows(f, v) for x in row]
         if f.count > 1:
             v = list(v)
             if len(v) > f.count:
@@ -105,26 +106,32 @@ def pack(values: Mapping[str, Any]) -> bytes:
     return struct.pack(_FORMAT, *flat)
 
 
-def _rows(f: Field, v: Any) -> list[list[Any]]:
-    rows = [list(r) for r in v]
-    width = f.count // f.rows
-    if len(rows) > f.rows or any(len(r) > width for r in rows):
-        raise ValueError(f"{f.name}: more than {f.rows} rows of {width} values")
-    return [r + [0] * (width - len(r)) for r in rows] + [[0] * width] * (f.rows - len(rows))
-
-
 def unpack(data: bytes) -> dict[str, Any]:
     vals = list(struct.unpack(_FORMAT, data[:SIZE]))
     out: dict[str, Any] = {}
     for f in FIELDS:
-        if f.rows > 1:
-            width = f.count // f.rows
-            out[f.name] = tuple(tuple(vals[i * width:(i + 1) * width]) for i in range(f.rows))
-            vals = vals[f.count:]
-        elif f.count > 1:
+        if f.count > 1:
             out[f.name], vals = tuple(vals[:f.count]), vals[f.count:]
         else:
             out[f.name], vals = vals[0], vals[1:]
+    return out
+
+
+def loop_strides(fields: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Every operand's element strides per loop dim (0 where it lacks the dim), from `present`, `memDims` and
+    `dims`: each operand is a compact row-major buffer of the loop dims it has, taken in memory order. The kernels'
+    LoopStrides (op_kernel/tile_walk.h) reads the same fields; this is the Python reading, for tests and tools."""
+    rank = fields["rank"]
+    out: dict[str, tuple[int, ...]] = {}
+    for i, role in enumerate(STRIDE_ROLES):
+        stride = [0] * rank
+        acc = 1
+        for p in reversed(range(rank)):
+            d = fields["memDims"] >> (4 * p) & 15
+            if fields["present"] >> (8 * i + d) & 1:
+                stride[d] = acc
+                acc *= fields["dims"][d]
+        out[role] = tuple(stride)
     return out
 
 
@@ -134,7 +141,7 @@ def c_header() -> str:
              "#ifndef LOSSGRAD_TILING_DATA_H", "#define LOSSGRAD_TILING_DATA_H", "", "#include <cstdint>", "",
              f"constexpr uint32_t LOSSGRAD_MAX_DIMS = {MAX_DIMS};",
              f"constexpr uint32_t LOSSGRAD_NUM_INPUTS = {NUM_INPUTS};  // roles: {', '.join(INPUT_ROLES)}",
-             *[f"constexpr uint32_t LOSSGRAD_ROLE_{r.upper()} = {i};" for i, r in enumerate(INPUT_ROLES)],
+             *[f"constexpr uint32_t LOSSGRAD_ROLE_{r.upper()} = {i};" for i, r in enumerate(STRIDE_ROLES)],
              f"constexpr uint32_t LOSSGRAD_FLAG_LOG_TARGET = {FLAG_LOG_TARGET};",
              f"constexpr uint32_t LOSSGRAD_FLAG_BETA_ZERO = {FLAG_BETA_ZERO};",
              f"constexpr uint32_t LOSSGRAD_SPLIT_FLAT = {SPLIT_FLAT};",
@@ -150,7 +157,7 @@ def c_header() -> str:
              f"constexpr uint32_t LOSSGRAD_BUF_REPEAT_FIRST = {MASK_REPEAT[INPUT_ROLES[0]]};", "",
              f"struct {STRUCT_NAME} {{"]
     for f in FIELDS:
-        arr = (f"[{f.rows}][{f.count // f.rows}]" if f.rows > 1 else f"[{f.count}]") if f.count > 1 else ""
+        arr = f"[{f.count}]" if f.count > 1 else ""
         lines.append(f"    {f.ctype} {f.name}{arr};  // {f.doc}")
     lines += ["};", "", f"static_assert(sizeof({STRUCT_NAME}) == {SIZE}, \"tiling layout\");", "",
               "#endif  // LOSSGRAD_TILING_DATA_H", ""]

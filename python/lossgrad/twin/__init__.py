@@ -78,6 +78,7 @@ class CoreReport:
     gm_write_bytes: int
     scalar_gm_reads: int
     scalar_gm_writes: int
+    tiling_reads: int  # GET_TILING_DATA's 32-bit scalar loads (a 1001 kernel's own GetValue loop counts as reads)
     data_copy_calls: int
     data_copy_pad_calls: int
     ub_peak_bytes: int
@@ -167,7 +168,8 @@ def _parse(raw: Mapping[str, Any], kernel: str, soc: Soc, compile_s: float, cach
         CoreReport(
             index=c["core"], gm_read_bytes=c["gm_read_bytes"], gm_write_bytes=c["gm_write_bytes"],
             scalar_gm_reads=c["scalar_gm_reads"], scalar_gm_writes=c["scalar_gm_writes"],
-            data_copy_calls=c["data_copy_calls"], data_copy_pad_calls=c["data_copy_pad_calls"],
+            tiling_reads=c["tiling_reads"], data_copy_calls=c["data_copy_calls"],
+            data_copy_pad_calls=c["data_copy_pad_calls"],
             ub_peak_bytes=c["ub_peak_bytes"], tiles=c["tiles"], vec_repeats=c["vec_repeats"],
             vec_elements=c["vec_elements"], copy_count=c["copy_bytes"]["count"],
             copy_bytes_min=c["copy_bytes"]["min"], copy_bytes_max=c["copy_bytes"]["max"],

@@ -253,7 +253,7 @@ def check_alignment(problem: KernelProblem, p: TilingPlan) -> None:
     f = p.fields
     narrowest = min(problem.dtypes[r].itemsize for r in _roles(problem))
     assert f["padElems"] * narrowest == 32
-    out_inner = f["strideOut"][f["rank"] - 1] != 0
+    out_inner = td.loop_strides(f)["out"][f["rank"] - 1] != 0
     if _segments(p) > 1:
         # KL two-stage: groups of m units, m a power of two (docs/kernels.md, "KL reduction"): 32-byte blocks of
         # columns when the inner dim is kept, else output elements.
@@ -287,10 +287,12 @@ def check_loop(problem: KernelProblem, p: TilingPlan) -> None:
     dims = f["dims"][:rank]
     assert 1 <= rank <= MAX_RANK and all(d == 0 for d in f["dims"][rank:])
     assert math.prod(dims) == math.prod(problem.iter_shape)
-    table = {**{r: f["strideIn"][i] for i, r in enumerate(INPUT_ROLES)}, "out": f["strideOut"]}
-    for role, row in table.items():
-        strides = row[:rank]
-        assert all(s == 0 for s in row[rank:])
+    order = sorted(f["memDims"] >> 4 * p & 15 for p in range(rank))  # memory order: a permutation of the loop dims
+    assert f["memDims"] >> 4 * rank == 0 and order == list(range(rank))
+    assert all(f["present"] >> 8 * i & 0xFF < 1 << rank for i in range(len(td.STRIDE_ROLES)))
+    assert f["present"] >> 8 * len(td.STRIDE_ROLES) == 0
+    table = td.loop_strides(f)
+    for role, strides in table.items():
         if role not in problem.dtypes:  # an absent optional input (or a role the op lacks): never addressed (a
             assert all(s == 0 for s, d in zip(strides, dims) if d > 1), (role, strides)  # stride on an axis of 1
             continue                                                                       # multiplies index 0)
@@ -334,9 +336,7 @@ def check_packing(problem: KernelProblem, p: TilingPlan) -> None:
     back = td.unpack(p.data)
     for fld in td.FIELDS:
         v = p.fields[fld.name]
-        if fld.rows > 1:
-            assert back[fld.name] == tuple(v), fld.name
-        elif fld.count > 1:
+        if fld.count > 1:
             assert back[fld.name] == tuple(v) + (0,) * (fld.count - len(v)), fld.name
         else:
             assert back[fld.name] == v, fld.name

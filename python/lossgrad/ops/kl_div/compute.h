@@ -59,7 +59,7 @@
         LocalTensor<float> r = result_.Get<float>();
         if (S > 1) ZeroSyncCounters(r);
         const uint64_t start = pos;
-        if (td_->strideOut[rank - 1] != 0) {
+        if (OutputHas(*td_, rank - 1)) {
             // The output keeps the inner dim: whole rows of contributions fold onto a running row. acc_ holds the
             // block accumulator (rows of `pitch` lanes), then the running row and its compensation. One pitch for
             // every tile of the core (its widest column piece, at most L/4), so resident tiles serve them all.

@@ -245,7 +245,8 @@ inline std::string ReportJson(int blockDim, const std::string& fault, double sec
         }
         o << (i ? "," : "") << "{\"core\":" << i << ",\"gm_read_bytes\":" << c.gmReadBytes
           << ",\"gm_write_bytes\":" << c.gmWriteBytes << ",\"scalar_gm_reads\":" << c.scalarGmReads
-          << ",\"scalar_gm_writes\":" << c.scalarGmWrites << ",\"data_copy_calls\":" << c.dataCopyCalls
+          << ",\"scalar_gm_writes\":" << c.scalarGmWrites << ",\"tiling_reads\":" << c.tilingReads
+          << ",\"data_copy_calls\":" << c.dataCopyCalls
           << ",\"data_copy_pad_calls\":" << c.dataCopyPadCalls << ",\"ub_peak_bytes\":" << c.ubPeakBytes
           << ",\"tiles\":" << c.tiles << ",\"vec_repeats\":" << c.vecRepeats << ",\"vec_elements\":" << c.vecElements
           << ",\"copy_bytes\":{\"count\":" << c.dataCopyBytes.size() << ",\"min\":" << mn << ",\"max\":" << mx

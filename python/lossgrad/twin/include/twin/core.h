@@ -73,6 +73,7 @@ struct ApiCount {
 struct CoreCounters {
     uint64_t gmReadBytes = 0, gmWriteBytes = 0;
     uint64_t scalarGmReads = 0, scalarGmWrites = 0;
+    uint64_t tilingReads = 0;  // GET_TILING_DATA's 32-bit scalar loads of the tiling struct (not in the above)
     uint64_t dataCopyCalls = 0, dataCopyPadCalls = 0;
     uint64_t ubPeakBytes = 0;
     uint64_t tiles = 0;  // EnQue calls on VECOUT queues: one per pipeline tile of output

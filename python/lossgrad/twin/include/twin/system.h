@@ -87,6 +87,12 @@ template <typename T> inline void ReadTiling(T* out, const uint8_t* tiling) {
     if (off + sizeof(T) > b.size)
         Fault("GET_TILING_DATA", "the tiling buffer holds %llu bytes but the struct needs %zu",
               (unsigned long long)(b.size - off), sizeof(T));
+    // The package build's GET_TILING_DATA copies the struct in 32-bit scalar GM loads (asc-tools utils/templates/
+    // op_project_templates/ascendc/customize/cmake/util/tiling_data_def_build.py): timed as such, and counted
+    // apart from the kernel's own data accesses (tiling_reads).
+    const uint32_t words = static_cast<uint32_t>((sizeof(T) + 3) / 4);
+    Counters().tilingReads += words;
+    if (Rt().timing) LogScalar(0, words, 0);
     std::memcpy(out, tiling, sizeof(T));
 }
 
