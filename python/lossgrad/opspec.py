@@ -80,6 +80,9 @@ class Check(enum.Enum):
     INTO_SELF = ("output shape == self.shape, then target, the optional inputs and gradOutput each broadcast into "
                  "self without enlarging it; skipped when self is empty (EmptyRule.SELF_SKIPS_SHAPES)")
     KERNEL_DTYPES = "every tensor the kernel reads or writes has a dtype the NpuArch can move and cast (arch_dtypes)"
+    OUT_TARGET_DTYPE = "the output dtype must equal target's"
+    TARGET_IS_SELF = ("target's shape must equal self's (no broadcasting of target); skipped when self is empty "
+                      "(EmptyRule.SELF_SKIPS_SHAPES)")
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,7 @@ class OpSpec:
     batchmean_divisor: Divisor | None
     promotion: Promotion
     output_shape: OutputShape
-    default_out_dtype: str              # "promoted" | "self"
+    default_out_dtype: str              # "promoted" | "self" | "target": the out dtype when the call gives none
     empty_rule: EmptyRule
     checks: tuple[Check, ...]           # aclnn's validation order
     dtype_support: dict[int, tuple[DType, ...]]  # dtypes aclnn's validation accepts, by NpuArch
@@ -300,19 +303,23 @@ class OpSpec:
         launch builds); the package registers those worth a binary of their own, for each supported D, O, G:
           (D, D, D -> D)             the same-dtype columns;
           (D, D, D -> O), O != D     an output dtype of its own (e.g. float32 gradients of float16 inputs): every
-                                     op accepts it, and it is the only kind of mix MSE (SAME_AS_SELF) accepts;
+                                     op accepts it, and it is the only kind of mix MSE (SAME_AS_SELF) accepts
+                                     (where out's dtype must be target's, Check.OUT_TARGET_DTYPE: (D, D, O -> O));
           grad G != D, self = target = D -> the default output dtype (promote(G, D), or D for KL): a gradOutput of
                                      another precision than the loss inputs (not MSE, which rejects it).
         Any other accepted mix is cast on the host to aclnn's compute dtype first (lossgrad.cann.op_host
         package_dtypes), as aclnn's own op_api composition does."""
         supported = self.supported_dtypes(npu_arch)
         combos: list[dict[str, DType]] = [{"grad": d, "self": d, "target": d, "out": d} for d in supported]
-        combos += [{"grad": d, "self": d, "target": d, "out": o} for d in supported for o in supported if o != d]
+        if Check.OUT_TARGET_DTYPE in self.checks:  # an output dtype of its own is target's (BCEWithLogits)
+            combos += [{"grad": d, "self": d, "target": o, "out": o} for d in supported for o in supported if o != d]
+        else:
+            combos += [{"grad": d, "self": d, "target": d, "out": o} for d in supported for o in supported if o != d]
         if self.promotion is not Promotion.SAME_AS_SELF:
             for d in supported:
                 for g in supported:
                     if g != d:
-                        out = dt.promote(g, d) if self.default_out_dtype == "promoted" else d
+                        out = dt.promote(g, d) if self.default_out_dtype == "promoted" else d  # "target": d
                         combos.append({"grad": g, "self": d, "target": d, "out": out})
         columns = [self.absent_as_self(c) for c in combos]  # an optional input: self's dtype in every column
         return tuple(tuple(c[io.role] for io in self.kernel_inputs) + (c["out"],) for c in columns)

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes as dt
 from .dtypes import DType
-from .errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError, invalid_error, null_error
+from .errors import ACLNN_ERR_INNER_TILING_ERROR, ACLNN_ERR_PARAM_INVALID, LossGradError, invalid_error, null_error
 from .registry import (MAX_RANK, Check, Divisor, EmptyRule, OpSpec, OutputShape, Reduction, arch_dtypes, get_op,
                        kernel_dtypes, promoted_dtype)
 from .socs import Soc, get_soc
@@ -171,7 +171,7 @@ class _Validator:
             return self.given_out_dtype
         if self.op.default_out_dtype == "promoted":
             return self._promoted()
-        return self.dtypes["self"]
+        return self.dtypes["target" if self.op.default_out_dtype == "target" else "self"]
 
     def _promoted(self) -> DType:
         if self.promoted is None:
@@ -222,6 +222,17 @@ class _Validator:
         for role in self.dtypes:  # every tensor the call has, in aclnn's order
             self._require_supported(role, self.dtypes[role])
         self._require_supported("out", self.out_dtype())
+
+    def check_out_target_dtype(self) -> None:
+        out, t = self.out_dtype(), self.dtypes["target"]
+        if out != t:
+            raise invalid_error(f"{self.op.output_param}: dtype {out.label} must equal {self.names['target']}'s "
+                                f"dtype {t.label}")
+
+    def check_target_is_self(self) -> None:
+        s, t = self._bshape("self"), self._bshape("target")
+        if self.arrays["self"].size and t != s:  # aclnn skips the shape checks for an empty self
+            raise invalid_error(f"{self.names['target']} shape {t} must equal {self.names['self']}'s shape {s}")
 
     def check_self_casts_to_out(self) -> None:
         self._require_cast(self.dtypes["self"], f"{self.names['self']}'s dtype")
@@ -324,7 +335,8 @@ class _Validator:
             Check.EACH_SUPPORTED: self.check_each_supported, Check.SELF_CASTS_TO_OUT: self.check_self_casts_to_out,
             Check.RANK: self.check_rank, Check.BETA: self.check_beta, Check.BROADCAST_ALL: self.check_broadcast_all,
             Check.KL_SHAPES: self.check_kl_shapes, Check.INTO_SELF: self.check_into_self,
-            Check.KERNEL_DTYPES: self.check_kernel_dtypes,
+            Check.KERNEL_DTYPES: self.check_kernel_dtypes, Check.OUT_TARGET_DTYPE: self.check_out_target_dtype,
+            Check.TARGET_IS_SELF: self.check_target_is_self,
         }
         for check in self.op.checks:
             if check is not Check.NULL:
@@ -373,6 +385,22 @@ def split_args(spec: OpSpec, args: tuple[Any, ...]) -> tuple[dict[str, Any], Any
     reduction = args[n] if len(args) > n else "mean"
     attrs = args[n + 1] if len(args) > n + 1 else None
     return tensors, reduction, attrs
+
+
+def shapes_accepted(op: "str | OpSpec", *shapes: Shape | None, soc: "str | Soc | None" = None) -> bool:
+    """Whether aclnn's validation accepts these input shapes (aclnn's order; None for an absent optional input, and
+    optional inputs left out at the end are absent) in float32 with reduction none: the shape patterns a test or a
+    tool draws that an op refuses (BCE's inputs broadcast into self, BCEWithLogits' target is self's shape)."""
+    spec = get_op(op)
+    padded = list(shapes) + [None] * (len(spec.inputs) - len(shapes))
+    arrays = [None if s is None else np.broadcast_to(np.zeros((), np.float32), s) for s in padded]
+    try:
+        validate(spec, *arrays, "none", soc=soc)
+    except LossGradError as e:
+        if e.code != ACLNN_ERR_PARAM_INVALID:
+            raise
+        return False
+    return True
 
 
 def validate(op: "str | OpSpec", *args: Any, out_shape: Shape | None = None,

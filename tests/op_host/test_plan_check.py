@@ -146,7 +146,7 @@ def test_a_plan_beyond_its_inputs_is_refused() -> None:
     ("memDims", 0x0, "not an order"),        # both memory positions name loop dim 0
     ("memDims", 0x210, "not an order"),      # a third position beyond rank 2
     ("present", 1 << 2, "beyond rank"),      # gradOutput has a loop dim 2 of a rank-2 loop
-    ("present", 1 << 8 * 5, "beyond the output"),  # a sixth operand
+    ("present", 1 << 8 * len(td.STRIDE_ROLES), "beyond the output"),  # an operand after the output
 ])
 def test_a_malformed_stride_encoding_is_refused(field: str, value: int, what: str) -> None:
     """The struct sends presence bits and the memory order instead of strides (tile_walk.h LoopStrides): a plan

@@ -11,6 +11,7 @@ import pytest
 
 import lossgrad
 from lossgrad.registry import OPS, op_part, get_op
+from lossgrad.validation import shapes_accepted
 
 N = 4 * 1024 * 1024
 ROWS, COLS = N // 4096, 4096
@@ -32,6 +33,8 @@ def _params():
     for soc in ("Ascend910B1", "Ascend910_9391", "Ascend950PR_9579"):
         for op in OPS:
             for pattern in PATTERNS:
+                if not shapes_accepted(op, *PATTERNS[pattern]):
+                    continue  # aclnn refuses the pattern (BCEWithLogits: target must be self's shape)
                 reason = GAPS.get((soc, op, pattern))
                 marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
                 yield pytest.param(soc, op, pattern, marks=marks, id=f"{soc}-{op}-{pattern}")

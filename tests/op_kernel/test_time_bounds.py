@@ -19,6 +19,7 @@ import pytest
 
 import lossgrad
 from lossgrad.registry import OPS, op_part, get_op
+from lossgrad.validation import shapes_accepted
 from lossgrad.socs import VERIFY_DEFAULT_SOCS, get_soc
 
 N = 4 * 1024 * 1024
@@ -55,6 +56,8 @@ def _params():
             gaps = getattr(op_part(op, "test_facts"), "TIME_GAPS", {})
             for dtype in op.supported_dtypes(arch):
                 for pattern in PATTERNS:
+                    if not shapes_accepted(op, *PATTERNS[pattern]):
+                        continue  # aclnn refuses the pattern (BCEWithLogits: target must be self's shape)
                     measured = gaps.get((soc, dtype.label, pattern))
                     reason = measured and f"{CAUSES.get((soc, pattern), 'cause not yet located')}: {measured}"
                     marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []

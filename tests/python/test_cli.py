@@ -8,7 +8,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from lossgrad.cli import main
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, Check
 from lossgrad.socs import SOCS
 from lossgrad.verify import default_cases, read_csv, write_csv
 
@@ -27,8 +27,8 @@ def _attr_text(attr: Any) -> tuple[str, Any]:
 
 def _table() -> tuple[str, list[tuple[str, dict[str, Any]]]]:
     """One row per registered op (a SoC spelled a different way each, its reductions in turn, its attributes set
-    away from their defaults; grad (), self (5,7), target (7,) is valid under every output rule), with what
-    read_csv must make of each row."""
+    away from their defaults; grad (), self (5,7), target (7,) is valid under every output rule but the one where
+    target is self's shape, which gets (5,7)), with what read_csv must make of each row."""
     rows, expected = [HEADER], []
     for i, op in enumerate(OPS.values()):
         written, soc = next(sp for k in range(len(SOC_SPELLINGS))
@@ -38,7 +38,8 @@ def _table() -> tuple[str, list[tuple[str, dict[str, Any]]]]:
         reduction = op.reductions[i % len(op.reductions)].name.lower()
         cells = {"beta": "", "log_target": ""} | {n: text for n, (text, _) in attrs.items()}
         dtype = ("float16", "float32")[i % 2]
-        rows.append(f',{op.template},{written},(),"(5,7)","(7,)",{dtype},{reduction},{cells["beta"]},'
+        target = "(5,7)" if Check.TARGET_IS_SELF in op.checks else "(7,)"
+        rows.append(f',{op.template},{written},(),"(5,7)","{target}",{dtype},{reduction},{cells["beta"]},'
                     f'{cells["log_target"]},{("uniform", "ties")[i % 2]},{i + 1},auto,auto,1.0')
         expected.append((soc, {n: value for n, (_, value) in attrs.items()}))
     return "\n".join(rows) + "\n", expected

@@ -264,7 +264,12 @@ def test_checks_agree_with_the_other_fields(op) -> None:
     dtype_check = {Promotion.PROMOTE_ALL: Check.PROMOTE, Promotion.SAME_AS_SELF: Check.SAME_DTYPE,
                    Promotion.EACH_SUPPORTED: Check.EACH_SUPPORTED}[op.promotion]
     assert dtype_check in c
-    assert op.default_out_dtype == ("promoted" if op.aclnn_compute == "promoted" else "self")
+    # an op whose out dtype must be target's allocates it so; otherwise aclnn's compute dtype or self's
+    assert (op.default_out_dtype == "target") == (Check.OUT_TARGET_DTYPE in c)
+    if op.default_out_dtype != "target":
+        assert op.default_out_dtype == ("promoted" if op.aclnn_compute == "promoted" else "self")
+    # target's shape equal to self's is a stricter form of "into self"
+    assert Check.TARGET_IS_SELF not in c or c.index(Check.TARGET_IS_SELF) < c.index(Check.INTO_SELF)
 
 
 @pytest.mark.parametrize("op", OPS.values(), ids=list(OPS))
@@ -319,7 +324,7 @@ def test_docs_semantics_table_matches_the_registry() -> None:
         assert marks.split() == ["✓" if op.docs_support[line] else "✗" for line in lines]
         assert float(coef) == op.coefficient
         assert (bm == "rejected") == (Reduction.BATCHMEAN not in op.reductions), (op.name, bm)
-        assert out == {"promoted": "promoted", "self": "s's"}[op.default_out_dtype], (op.name, out)
+        assert out == {"promoted": "promoted", "self": "s's", "target": "t's"}[op.default_out_dtype], (op.name, out)
 
 
 def test_one_op_name_resolver_accepts_every_name_in_any_case() -> None:

@@ -459,26 +459,43 @@ def test_unknown_soc(name: Any) -> None:
 INTO_SELF = ops_where(lambda o: Check.INTO_SELF in o.checks)
 
 
+def _shape_rule(spec: Any, role: str) -> str:
+    """What aclnn requires of an input's shape: target equal to self's (Check.TARGET_IS_SELF, BCEWithLogits), every
+    other input broadcast into self."""
+    return "must equal" if role == "target" and Check.TARGET_IS_SELF in spec.checks else "must broadcast into"
+
+
+def _call_of(spec: Any, shapes: dict[str, tuple]) -> list[Any]:
+    """The op's tensors in aclnn's order: these shapes, an optional input absent unless given."""
+    return [arr(shapes[i.role]) if i.role in shapes else None for i in spec.inputs]
+
+
 @pytest.mark.parametrize("op", INTO_SELF)
-@pytest.mark.parametrize("role", ["grad", "target", "weight"])
+@pytest.mark.parametrize("role", ["grad", "target", "weight", "pos_weight"])
 def test_every_input_must_broadcast_into_self(op: str, role: str) -> None:
     spec = get_op(op)
     if role not in spec.roles:
         pytest.skip(f"{op} has no {role}")
-    shapes = {"grad": (), "target": (3,), "weight": (3,)}
     for bigger in ((2, 3), (1, 1, 3), (4,)):  # enlarging self, an extra leading 1, not broadcastable
-        given = {**shapes, role: bigger}
-        e = err(op, arr(given["grad"]), arr((2, 3) if bigger == (4,) else (3,)), arr(given["target"]),
-                weight=arr(given["weight"]) if "weight" in spec.roles else None)
-        expect(e, 161002, spec.input(role).aclnn, "must broadcast into", "self")
-    call = ok(op, arr(()), arr((2, 3)), arr((1, 3)), weight=arr((3,)) if "weight" in spec.roles else None)
+        self_ = (2, 3) if bigger == (4,) else (3,)
+        shapes = {"grad": (), "self": self_, "target": self_ if _shape_rule(spec, "target") == "must equal" else (3,)}
+        shapes.update({r: (3,) for r in spec.roles if r not in shapes} | {role: bigger})
+        with pytest.raises(LossGradError) as info:
+            validate(op, *_call_of(spec, shapes), "mean")
+        expect(info.value, 161002, spec.input(role).aclnn, _shape_rule(spec, role), "self")
+    target = (2, 3) if _shape_rule(spec, "target") == "must equal" else (1, 3)
+    call = ok(op, arr(()), arr((2, 3)), arr(target), weight=arr((3,)) if "weight" in spec.roles else None)
     assert call.out_shape == call.iter_shape == (2, 3) and call.launch
 
 
 @pytest.mark.parametrize("op", INTO_SELF)
 def test_shapes_are_checked_in_aclnn_order_and_out_first(op: str) -> None:
-    # out == self, then target, then the optional inputs, gradOutput last (the op_api's CheckShape)
-    expect(err(op, arr((5,)), arr((3,)), arr((4,)), out_shape=(2,)), 161002, "out", "self's shape")
+    # out == self, then target, then the optional inputs, gradOutput last (the op_api's CheckShape); where target
+    # must equal self (BCEWithLogits) that comes first, then out == self
+    if Check.TARGET_IS_SELF in get_op(op).checks:
+        expect(err(op, arr((5,)), arr((3,)), arr((4,)), out_shape=(2,)), 161002, "target", "must equal")
+        expect(err(op, arr((5,)), arr((3,)), arr((3,)), out_shape=(2,)), 161002, "out", "self's shape")
+    expect(err(op, arr((5,)), arr((3,)), arr((3,)), out_shape=(2,)), 161002, "out", "self's shape")
     expect(err(op, arr((5,)), arr((3,)), arr((4,))), 161002, "target")
     if "weight" in get_op(op).roles:
         expect(err(op, arr((5,)), arr((3,)), arr((3,)), weight=arr((4,))), 161002, "weightOptional")
@@ -504,7 +521,7 @@ def test_another_empty_input_with_a_non_empty_self_is_invalid(op: str) -> None:
         given = {r: arr((2, 3)) for r in spec.roles} | {role: arr((0, 3))}
         with pytest.raises(LossGradError) as info:
             validate(op, *(given.get(i.role) for i in spec.inputs), "none")
-        expect(info.value, 161002, spec.input(role).aclnn, "must broadcast into")
+        expect(info.value, 161002, spec.input(role).aclnn, _shape_rule(spec, role))
 
 
 @pytest.mark.parametrize("op", INTO_SELF)
@@ -512,3 +529,20 @@ def test_reduction_is_checked_after_the_shapes_and_a_null_weight_is_fine(op: str
     expect(err(op, arr((5,)), arr((3,)), arr((3,)), 7), 161002, "gradOutput")  # shapes before reduction
     expect(err(op, arr(()), arr((3,)), arr((3,)), 7), 161002, "reduction", "out of range")
     assert ok(op, arr(()), arr((3,)), arr((3,)), weight=None).launch
+
+
+# -- ops whose out dtype must be target's (Check.OUT_TARGET_DTYPE: BCEWithLogits, new_ops_semantics §3.3) -------------
+
+OUT_IS_TARGET = ops_where(lambda o: Check.OUT_TARGET_DTYPE in o.checks)
+
+
+@pytest.mark.parametrize("op", OUT_IS_TARGET)
+def test_out_dtype_is_target_s(op: str) -> None:
+    # given: it must equal target's, after each dtype's support and before the shapes (aclnn's CheckDtypeValid)
+    expect(err(op, arr(()), arr((3,)), arr((3,)), out_dtype="float16"), 161002, "out", "float16", "target")
+    expect(err(op, arr(()), arr((3,)), arr((4,)), out_dtype="float16"), 161002, "out", "target")
+    expect(err(op, arr(()), arr((3,)), arr((3,), np.int32)), 161002, "target", "int32")  # support first
+    # not given: target's, even where the promoted dtype is wider (the kernel rounds once, to out's dtype)
+    call = ok(op, arr((), np.float32), arr((3,), np.float32), arr((3,), np.float16))
+    assert call.out_dtype.label == "float16"
+    assert ok(op, arr(()), arr((3,)), arr((3,), np.float16), out_dtype="float16").out_dtype.label == "float16"

@@ -59,12 +59,11 @@ def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
     return found
 
 
-def into_self(op: Any, self_shape: tuple[int, ...], *others: tuple[int, ...]) -> bool:
-    """Whether the shapes suit the op: an op whose inputs broadcast into self (BCE) needs self to be the broadcast."""
-    from lossgrad.registry import OutputShape, get_op
-    if get_op(op).output_shape is not OutputShape.SELF_ABSORBING:
-        return True
-    return tuple(torch.broadcast_shapes(self_shape, *others)) == tuple(self_shape)
+def into_self(op: Any, self_shape: tuple[int, ...], grad: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether the shapes suit the op: an op whose inputs broadcast into self (BCE) needs self to be the broadcast,
+    and one whose target is self's shape (BCEWithLogits) that too."""
+    from lossgrad.validation import shapes_accepted
+    return shapes_accepted(op, grad, self_shape, target)
 
 
 def probabilities(op: Any, x: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -156,7 +156,12 @@ def test_dtype_mixes(loss: str, dtypes: tuple[torch.dtype, torch.dtype], kernel_
         return
     ours = _grads(ours_fn, x, t, kw, False, _target_grad(loss))
     assert kernel_calls
-    _assert_torch_close(ours[0], theirs[0], "input gradient")
+    try:
+        _assert_torch_close(ours[0], theirs[0], "input gradient")
+    except AssertionError:  # torch's own is off (BCEWithLogits rounds the sigmoid to a bfloat16 input's dtype)
+        exact = _grads(torch_fn, x.double(), t.double(), kw, False, _target_grad(loss))[0]
+        assert (ours[0].double() - exact).abs().max() <= (theirs[0].double() - exact).abs().max(), \
+            "input gradient: neither close to torch's nor closer to the float64 gradient"
     _assert_torch_close(ours[1], theirs[1], "target gradient")
 
 

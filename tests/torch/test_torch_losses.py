@@ -68,7 +68,7 @@ def test_gradients_match_torch(loss: str, dtype: str, kernel_calls: list[str]) -
         x, t = probabilities(op, x, t)
         if op_fact(op, "TORCH_SAME_SHAPE", False) and x.shape != t.shape:
             for fn in (ours_fn, torch_fn):  # torch's function refuses a target of another size: so do we
-                with pytest.raises(ValueError, match="different to the input size"):
+                with pytest.raises(ValueError, match="size"):  # torch's message, whatever its wording
                     fn(x, t, **kw)
             continue
         if not op_fact(op, "TORCH_BROADCASTS_INPUT", True) and x.shape != torch.broadcast_shapes(x.shape, t.shape):

@@ -12,7 +12,7 @@ import lossgrad  # noqa: E402
 import lossgrad.golden  # noqa: E402
 import lossgrad.torch as lt  # noqa: E402
 from lossgrad.errors import LossGradError  # noqa: E402
-from lossgrad.registry import OPS, OutputShape, op_part  # noqa: E402
+from lossgrad.registry import OPS, Check, OutputShape, op_part  # noqa: E402
 from lossgrad.torch._convert import to_numpy  # noqa: E402
 
 from _torch_support import DTYPES, assert_within_standard, bits, into_self, rand  # noqa: E402
@@ -52,7 +52,8 @@ def test_opcheck(name: str) -> None:
     backward) of the int overload; the str overload (a CompositeImplicitAutograd alias of it) without the AOT run,
     which would only repeat the int overload's (~1.5 s each)."""
     op = getattr(torch.ops.lossgrad, name)
-    g, s, t = rand((), torch.float32, 1), rand((3, 4), torch.float32, 2), rand((1, 4), torch.float32, 3)
+    t_shape = (3, 4) if Check.TARGET_IS_SELF in OPS[name].checks else (1, 4)  # BCEWithLogits: self's shape
+    g, s, t = rand((), torch.float32, 1), rand((3, 4), torch.float32, 2), rand(t_shape, torch.float32, 3)
     for overload, reduction, utils in ((op.default, 2, ALL_UTILS), (getattr(op, "str"), "mean", ALL_UTILS[:3])):
         args = (g.clone().requires_grad_(), s.clone().requires_grad_(), t.clone().requires_grad_(),
                 *OPS[name].absent_optional, reduction, *ATTRS[name])

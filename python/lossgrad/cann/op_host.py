@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..dtypes import DType
 from ..project_files import project_root
-from ..registry import OPS, OpSpec, OutputShape
+from ..registry import OPS, Check, OpSpec, OutputShape
 from ..socs import product_lines, socs_in_line
 from ..tiling import cxx_tables
 from . import templates
@@ -49,7 +49,8 @@ def package_dtypes(call: "Call") -> dict[str, DType]:
     dtypes when they form a registered column, else every input cast on the host to aclnn's compute dtype
     (golden.aclnn_kernel_dtype: the promoted dtype, self's, or KL's float32 unless all are float16), as aclnn's op_api
     composition casts them, with the requested output dtype (a registered column: (C, C, C -> out)). Never an
-    unregistered mix: ValueError if the fallback were one."""
+    unregistered mix: ValueError if the fallback were one. Where out's dtype must be target's (BCEWithLogits),
+    target stays in it: (C, C, T -> T)."""
     from ..golden import aclnn_kernel_dtype  # the compute-dtype rule, stated once
 
     op, arch = call.op, call.soc.arch.npu_arch
@@ -59,6 +60,8 @@ def package_dtypes(call: "Call") -> dict[str, DType]:
         return own
     compute = aclnn_kernel_dtype(call)
     cast = {**{r: compute for r in op.roles}, "out": call.out_dtype}
+    if Check.OUT_TARGET_DTYPE in op.checks:  # target keeps out's dtype (exact in the kernel's float32, which rounds
+        cast["target"] = call.out_dtype      # through the compute dtype before out's, as aclnn's Cast after it)
     if tuple(cast[io.role] for io in op.kernel_inputs) + (cast["out"],) not in columns:
         raise ValueError(f"{op.name} on {call.soc.name}: neither the call's dtypes nor their host cast to "
                          f"{compute.label} form a column the package registers")
@@ -124,8 +127,9 @@ def context(op: OpSpec) -> dict[str, object]:
         infer_shape = {"kind": "same_as", "index": self_index, "proto": op.kernel_inputs[self_index].proto}
     if op.default_out_dtype == "promoted":
         infer_dtype = {"kind": "promoted"}
-    else:
-        infer_dtype = {"kind": "same_as", "index": self_index, "proto": op.kernel_inputs[self_index].proto}
+    else:  # "self" or "target": that input's dtype
+        like = roles.index("target" if op.default_out_dtype == "target" else "self")
+        infer_dtype = {"kind": "same_as", "index": like, "proto": op.kernel_inputs[like].proto}
     attrs = [{"name": REDUCTION_ATTR[0], "kind": REDUCTION_ATTR[1], "default": REDUCTION_ATTR[2]}]
     beta_index, beta_default, log_index, log_default = -1, 1.0, -1, False
     for position, a in enumerate(op.attrs, start=1):

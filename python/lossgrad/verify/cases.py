@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..dtypes import DType
-from ..registry import OPS, ROLES, OpSpec, OutputShape, Promotion, get_op
+from ..registry import OPS, ROLES, Check, OpSpec, OutputShape, Promotion, get_op
 from ..socs import VERIFY_DEFAULT_SOCS, get_soc
 from ..validation import broadcast_shapes
 
@@ -130,12 +130,13 @@ def _kl_ok(shapes: tuple[Shape, Shape, Shape]) -> bool:
     return st is not None and broadcast_shapes(shapes[0], st) == st
 
 
-def _self_absorbing(shapes: tuple[Shape, Shape, Shape]) -> tuple[Shape, Shape, Shape]:
+def _self_absorbing(shapes: tuple[Shape, Shape, Shape], target_is_self: bool) -> tuple[Shape, Shape, Shape]:
     """A pattern for an op whose inputs broadcast into self (BCE): self takes the broadcast shape, so gradOutput's
-    and target's broadcasts stay as the pattern has them."""
+    and target's broadcasts stay as the pattern has them (target takes self's shape too where aclnn requires it:
+    Check.TARGET_IS_SELF, BCEWithLogits)."""
     full = broadcast_shapes(broadcast_shapes(shapes[0], shapes[1]) or (), shapes[2])
     assert full is not None, shapes
-    return shapes[0], full, shapes[2]
+    return shapes[0], full, full if target_is_self else shapes[2]
 
 
 # ---- dtype combinations ------------------------------------------------------------------------------------------
@@ -155,6 +156,8 @@ def dtype_combos(op: OpSpec, npu_arch: int, full: bool) -> list[tuple[str, str, 
             mixed += [(f32, f32, f32, f16), (f16, f16, f16, f32)]
             if has_bf16:
                 mixed += [(bf16, f16, f32, f32), (f16, bf16, bf16, f32), (f32, f32, f32, bf16)]
+    if Check.OUT_TARGET_DTYPE in op.checks:  # aclnn's out dtype is target's: the mix moves to target
+        mixed = [(g, s, o, o) for g, s, _, o in mixed]
     out += [m for m in mixed if m not in out]
     return out
 
@@ -189,7 +192,8 @@ def default_cases(socs: Iterable[str] = VERIFY_DEFAULT_SOCS, full: bool = False,
             shapes.update(SHAPES_KL_REDUCE if full else {k: SHAPES_KL_REDUCE[k] for k in QUICK_KL_SHAPES})
             shapes = {k: v for k, v in shapes.items() if _kl_ok(v)}
         elif op.output_shape is OutputShape.SELF_ABSORBING:
-            shapes = {k: _self_absorbing(v) for k, v in shapes.items()}
+            same = Check.TARGET_IS_SELF in op.checks
+            shapes = {k: _self_absorbing(v, same) for k, v in shapes.items()}
         for dts in dtype_combos(op, soc.arch.npu_arch, full):
             for red in _reductions(op, full):
                 for beta, log_target in _attr_variants(op, full):

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..dtypes import DType, parse
 from ..errors import LossGradError
-from ..registry import OPS, OpSpec, OutputShape, get_op
+from ..registry import OPS, Check, OpSpec, OutputShape, get_op
 from ..socs import get_soc
 from ..validation import broadcast_shapes
 from .cases import CSV_COLUMNS, LAYOUTS, Case, _check_call, case_reduction, write_csv_rows
@@ -114,7 +114,8 @@ def _shapes(rng: np.random.Generator, op: OpSpec, space: Sequence[int]) -> tuple
     elif op.output_shape is OutputShape.SELF_ABSORBING:
         # BCE: every input broadcasts into self (a smaller self is refused: 161002, which the error tests cover)
         self_ = tuple(space) if rng.random() < 0.5 else _pattern(rng, space)
-        shapes = [_pattern(rng, self_, within=self_), self_, _pattern(rng, self_, within=self_)]
+        target = self_ if Check.TARGET_IS_SELF in op.checks else _pattern(rng, self_, within=self_)
+        shapes = [_pattern(rng, self_, within=self_), self_, target]
     else:
         shapes = [_pattern(rng, space), _pattern(rng, space), _pattern(rng, space)]
     for _ in op.inputs[3:]:
@@ -131,6 +132,8 @@ def _dtypes(rng: np.random.Generator, op: OpSpec, npu_arch: int, shapes: Sequenc
     else:
         ins = [str(rng.choice(labels)) for _ in range(3)]
     out = "" if rng.random() < 0.6 else str(rng.choice(labels))  # "": as aclnn allocates it
+    if out and Check.OUT_TARGET_DTYPE in op.checks:
+        out = ins[2]  # the only out dtype aclnn accepts (a draw that changed nothing else)
     for shape in shapes[3:]:  # an optional input: self's dtype or its own ("" when absent)
         ins.append("" if shape is None else (ins[1] if rng.random() < 0.5 else str(rng.choice(labels))))
     return (*ins, out)

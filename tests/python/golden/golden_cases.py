@@ -14,7 +14,7 @@ import numpy as np
 
 from golden_oracle import NP_DTYPES
 
-from lossgrad.registry import OPS as REGISTRY, OutputShape, Promotion, get_op, op_part
+from lossgrad.registry import OPS as REGISTRY, Check, OutputShape, Promotion, get_op, op_part
 
 OPS = tuple(REGISTRY)  # every registered op, in registry order (each op's seed is its position)
 FLOATS = ("float32", "float16", "bfloat16")
@@ -203,11 +203,15 @@ def _case(rng: np.random.Generator, op: str, index: int) -> Case:
         g, s, t = _pointwise_shapes(rng, empty_roll < 0.06)
         if get_op(op).output_shape is OutputShape.SELF_ABSORBING:  # BCE: the others broadcast into self
             s = tuple(np.broadcast_shapes(g, s, t))
+            if Check.TARGET_IS_SELF in get_op(op).checks:  # BCEWithLogits: target is self's shape
+                t = s
     arrays = []
     for shape, dtype in zip((g, s, t), dts):
         # huge targets under log_target overflow exp() on purpose; keep the prob low elsewhere
         arrays.append(_layout(rng, _values(rng, shape, dtype, profile)))
     out_dtype = None if rng.random() < 0.6 else str(rng.choice(FLOATS))
+    if out_dtype and Check.OUT_TARGET_DTYPE in get_op(op).checks:
+        out_dtype = dts[2]  # the only out dtype aclnn accepts: target's
     attrs = {a.name: _attr(rng, a) for a in get_op(op).attrs}
     fixup = getattr(op_part(op, "test_facts"), "fix_sample", None)  # the op's own adjustment of drawn values
     for i, values in (fixup(rng, (g, s, t), dts, attrs, profile) if fixup else {}).items():

@@ -70,7 +70,7 @@ def expected_out(case: Case) -> tuple[tuple[int, ...], str]:
     default = _promote(_promote(g, s), t)
     for x in present[3:]:
         default = _promote(default, str(x.dtype))
-    default = s if spec.default_out_dtype == "self" else default
+    default = {"self": s, "target": t}.get(spec.default_out_dtype, default)
     return shape, case.out_dtype or default
 
 

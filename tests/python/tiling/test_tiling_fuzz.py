@@ -34,7 +34,7 @@ import pytest
 
 from lossgrad.dtypes import KERNEL_DTYPES
 from lossgrad.errors import LossGradError
-from lossgrad.registry import INPUT_ROLES, MAX_RANK, OPS, OpSpec, OutputShape, Reduction
+from lossgrad.registry import INPUT_ROLES, MAX_RANK, OPS, Check, OpSpec, OutputShape, Reduction
 from lossgrad.socs import ARCHS, SOCS, Fact, Soc
 from lossgrad.tiling import (MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, TilingPlan, _sizes, plan, problem_from_call)
 from lossgrad.tiling import data as td
@@ -97,6 +97,8 @@ def _case(rng: random.Random, op: OpSpec) -> dict[str, Any]:
     dtypes = {r: (one if rng.random() < 0.7 else rng.choice(supported)) for r in ("grad", "self", "target")}
     if op.output_shape is OutputShape.SELF_ABSORBING:  # BCE: the others broadcast into self
         shapes["self"] = tuple(full)
+        if Check.TARGET_IS_SELF in op.checks:  # BCEWithLogits: target is self's shape
+            shapes["target"] = tuple(full)
     for role in op.roles[3:]:  # an optional input: present in half the calls, with a shape of its own
         if rng.random() < 0.5:
             shapes[role] = _shape(rng, full, keep)
@@ -108,15 +110,23 @@ def _case(rng: random.Random, op: OpSpec) -> dict[str, Any]:
     views = {r: tuple(1 if rng.random() < 0.3 else d for d in sh) for r, sh in shapes.items()} \
         if rng.random() < 0.15 else None
     return dict(op=op, soc=soc, shapes=shapes, dtypes=dtypes, reduction=rng.choice(list(op.reductions)),
-                attrs=attrs, out_dtype=rng.choice(supported) if rng.random() < 0.2 else None, views=views,
+                attrs=attrs, out_dtype=_out_dtype(op, dtypes, rng.choice(supported) if rng.random() < 0.2 else None),
+                views=views,
                 custom=_custom_soc(rng, soc) if rng.random() < 0.08 else None)
+
+
+def _out_dtype(op: OpSpec, dtypes: dict[str, Any], drawn: Any) -> Any:
+    """The drawn out dtype, or target's where aclnn requires that (Check.OUT_TARGET_DTYPE, BCEWithLogits)."""
+    return dtypes["target"] if drawn is not None and Check.OUT_TARGET_DTYPE in op.checks else drawn
 
 
 def _custom_soc(rng: random.Random, soc: Soc) -> Soc:
     """A part the SoC table does not have, as the CANN adapter may describe it (npu_arch 0 = unknown)."""
     cores = rng.choice((1, 2, 3, 5, 7, 13, 24, 64, 100, 1024, 65536))
     npu_arch = rng.choice((0, *ARCHS))
-    ub = rng.choice((16384, 65536, 100000, 131072, 188416, 245760, 253952, 524288, 1 << 20, rng.randint(8192, 1 << 21)))
+    # large UBs twice as likely: their tiles reach the DMA limits (check_dma), which every chunk must cover
+    ub = rng.choice((16384, 65536, 100000, 131072, 188416, 245760, 253952, 524288, 1 << 20, 1 << 20, 1 << 21,
+                     1 << 21, rng.randint(8192, 1 << 21)))
     arch = dataclasses.replace(soc.arch, npu_arch=npu_arch, ub_kernel_bytes=Fact(ub, "fuzz", "none"))
     return dataclasses.replace(soc, arch=arch, vector_cores=Fact(cores, "fuzz", "none"))
 
