@@ -75,4 +75,9 @@ if TYPE_CHECKING:  # the functions made at import time (globals().update), as ty
     def binary_cross_entropy_backward(grad_output: Any, self: Any, target: Any, weight: Any = None,
                                       reduction: Any = "mean", *, out_dtype: Any = None, out: np.ndarray | None = None,
                                       soc: str | Soc | None = None, backend: str = "auto") -> np.ndarray: ...
+    def binary_cross_entropy_with_logits_backward(grad_output: Any, self: Any, target: Any, weight: Any = None,
+                                                  pos_weight: Any = None, reduction: Any = "mean", *,
+                                                  out_dtype: Any = None, out: np.ndarray | None = None,
+                                                  soc: str | Soc | None = None,
+                                                  backend: str = "auto") -> np.ndarray: ...
 # </generated>

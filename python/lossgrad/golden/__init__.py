@@ -198,4 +198,9 @@ if TYPE_CHECKING:  # the functions made at import time (globals().update), as ty
     def binary_cross_entropy_backward(grad_output: Any, self: Any, target: Any, weight: Any = None,
                                       reduction: Any = "mean", *, out_dtype: DType | str | np.dtype | None = None,
                                       soc: str | Soc | None = None, compute: str = "float64") -> np.ndarray: ...
+    def binary_cross_entropy_with_logits_backward(grad_output: Any, self: Any, target: Any, weight: Any = None,
+                                                  pos_weight: Any = None, reduction: Any = "mean", *,
+                                                  out_dtype: DType | str | np.dtype | None = None,
+                                                  soc: str | Soc | None = None,
+                                                  compute: str = "float64") -> np.ndarray: ...
 # </generated>
