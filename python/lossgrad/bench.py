@@ -32,7 +32,7 @@ from .progress import muted
 from .registry import OPS, OpSpec, OutputShape, Promotion, get_op
 from .socs import DEFAULT_SOC, get_soc
 from .tiling import ub_plan
-from .validation import Call, validate
+from .validation import Call, shapes_accepted, validate
 
 DEFAULT_ELEMENTS = 16 * 1024 * 1024
 ROW_ELEMENTS = 4096              # the broadcast scenarios' row length
@@ -130,7 +130,7 @@ def scenarios(op: OpSpec, n: int) -> dict[str, Shapes]:
     }
     if op.output_shape is OutputShape.SELF:
         out["self broadcast (KL sums back)"] = ((rows, cols), (rows, 1), (rows, cols))
-    return out
+    return {k: v for k, v in out.items() if shapes_accepted(op, *v)}  # BCEWithLogits: target must be self's shape
 
 
 def _measure(p: Profile, passes: tuple[str, ...] = ("kernel",)) -> Measure:
