@@ -311,10 +311,9 @@ class OpSpec:
         package_dtypes), as aclnn's own op_api composition does."""
         supported = self.supported_dtypes(npu_arch)
         combos: list[dict[str, DType]] = [{"grad": d, "self": d, "target": d, "out": d} for d in supported]
-        if Check.OUT_TARGET_DTYPE in self.checks:  # an output dtype of its own is target's (BCEWithLogits)
-            combos += [{"grad": d, "self": d, "target": o, "out": o} for d in supported for o in supported if o != d]
-        else:
-            combos += [{"grad": d, "self": d, "target": d, "out": o} for d in supported for o in supported if o != d]
+        own_target = Check.OUT_TARGET_DTYPE in self.checks  # an output dtype of its own is target's (BCEWithLogits)
+        combos += [{"grad": d, "self": d, "target": o if own_target else d, "out": o}
+                   for d in supported for o in supported if o != d]
         if self.promotion is not Promotion.SAME_AS_SELF:
             for d in supported:
                 for g in supported:

@@ -59,13 +59,6 @@ def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
     return found
 
 
-def into_self(op: Any, self_shape: tuple[int, ...], grad: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether the shapes suit the op: an op whose inputs broadcast into self (BCE) needs self to be the broadcast,
-    and one whose target is self's shape (BCEWithLogits) that too."""
-    from lossgrad.validation import shapes_accepted
-    return shapes_accepted(op, grad, self_shape, target)
-
-
 def probabilities(op: Any, x: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(input, target) as the op's torch loss takes them: for an op whose input is a probability (test fact
     TORCH_INPUT, BCE) both mapped into [0.01, 0.99] (|v| / 2 of values in (-2, 2)); other ops' values unchanged."""

@@ -158,7 +158,10 @@ def test_dtype_mixes(loss: str, dtypes: tuple[torch.dtype, torch.dtype], kernel_
     assert kernel_calls
     try:
         _assert_torch_close(ours[0], theirs[0], "input gradient")
-    except AssertionError:  # torch's own is off (BCEWithLogits rounds the sigmoid to a bfloat16 input's dtype)
+    except AssertionError:
+        if not op_fact(LOSSES[loss][3], "TORCH_MIXES_ROUND_EARLY", None):
+            raise
+        # torch's own is off where the op's facts say so: then ours must be at least as close to the float64 one
         exact = _grads(torch_fn, x.double(), t.double(), kw, False, _target_grad(loss))[0]
         assert (ours[0].double() - exact).abs().max() <= (theirs[0].double() - exact).abs().max(), \
             "input gradient: neither close to torch's nor closer to the float64 gradient"

@@ -86,12 +86,13 @@ def test_every_row_is_a_call_aclnn_accepts_but_the_listed_ones(op: Any) -> None:
 @pytest.mark.parametrize("soc", ["Ascend950PR_9579", "Ascend910B1"])
 @pytest.mark.parametrize("op", WITH_TABLES, ids=[op.template for op in WITH_TABLES])
 def test_rows_run_on_the_twin_as_the_golden_says(op: Any, soc: str) -> None:
-    ran = 0
+    ran, capped = 0, False
     mixes: set[str] = set()
     for index, row in enumerate(_rows(op)):
         if _numel(row) > MAX_ELEMENTS or (soc == "Ascend910B1" and row["id"].startswith("ttk/")):
             continue
         if row["dtypes"] not in mixes and len(mixes) >= MAX_MIXES:
+            capped = True
             continue
         mixes.add(row["dtypes"])
         tensors = _tensors(row, index)
@@ -109,4 +110,5 @@ def test_rows_run_on_the_twin_as_the_golden_says(op: Any, soc: str) -> None:
                                    standard=getattr(op_part(op, "test_facts"), "F64_STANDARD", "experimental"))
         assert result.passed, f"{row['id']}: {result.describe()}"
         ran += 1
-    assert ran >= min(40 if soc == "Ascend910B1" else 150, MAX_MIXES), ran
+    # a table within the mix cap runs its rows; a capped one at least a row of each mix it runs
+    assert ran >= MAX_MIXES if capped else ran > (40 if soc == "Ascend910B1" else 150), ran

@@ -32,6 +32,11 @@ TORCH_TARGET = "probability"
 TORCH_SAME_SHAPE = True
 TARGET_GRAD = "torch"
 
+# torch's eager loss with a bfloat16 input and a target of another dtype rounds the sigmoid to bfloat16 before the
+# subtraction (3 bfloat16 ulps off the float64 gradient, measured 2026-11-28), where the kernel computes in float32:
+# tests/torch/test_torch_edges.py's dtype mixes then require ours to be at least as close to the float64 gradient.
+TORCH_MIXES_ROUND_EARLY = "torch rounds the sigmoid to a bfloat16 input's dtype in mixed-dtype calls"
+
 # The spec's row, restated here on purpose as an independent check of SPEC (tests/python/test_registry.py):
 # (coefficient, mean divisor, batchmean divisor, kernel input protos, reduction validated, empty rule):
 # new_ops_semantics §3.2-§3.5.
