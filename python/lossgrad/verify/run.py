@@ -8,6 +8,7 @@ import os
 import queue
 import shutil
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -242,6 +243,17 @@ def _worker_init() -> None:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent(signal.SIGKILL)
+    _single_threaded_torch()
+
+
+def _single_threaded_torch() -> None:
+    """A forked worker of a parent whose torch already ran a parallel op (the oracle, the test suite) inherits
+    OpenMP's thread-pool state without its threads: its first parallel op deadlocks or segfaults (GNU OpenMP is not
+    fork-safe; seen as "a verify worker process died" in the suite). With one thread torch never enters that pool, and
+    one thread per worker is what a pool of one worker per core wants anyway."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # handled as Ctrl-C by run_cases
@@ -375,14 +387,16 @@ def _run_cases(cases: Iterable[Case], backend: str, jobs: int, progress: Callabl
         for g in groups:
             if not g.kernels:
                 submit(g.cases)
-        workers = _worker_pids(pool)
+        workers = [] if pool is None else list(pool._pool)  # Pool keeps its live workers in _pool
         while done < total:
             try:
                 event = events.get(timeout=0.1)  # a short wait: the main thread takes Ctrl-C at once
             except queue.Empty:
-                if _worker_pids(pool) != workers:  # Pool replaces a dead worker silently; its task never returns
-                    raise RuntimeError("a verify worker process died (a crash in a twin kernel?); run `lossgrad "
-                                       "verify -j 1` with the same selection to see which case") from None
+                dead = _dead_workers(workers)  # Pool replaces a dead worker silently; its task never returns
+                if dead:
+                    raise RuntimeError(f"a verify worker process died ({dead}: a crash in a twin kernel or the "
+                                       "oracle?); run `lossgrad verify -j 1` with the same selection to see which "
+                                       "case") from None
                 continue
             if event[0] == "built":
                 _, group, seconds, error = event
@@ -442,8 +456,14 @@ def bounded_jobs(jobs: int, total: int, twin: bool) -> int:
     return max(1, min(jobs, bound))
 
 
-def _worker_pids(pool: "mp.pool.Pool | None") -> set[int]:
-    return set() if pool is None else {w.pid for w in pool._pool}  # Pool keeps its live workers in _pool
+def _dead_workers(workers: list) -> str:
+    """How the pool's first workers that are gone ended ("" while all live): "pid 123 killed by SIGSEGV"."""
+    ends = []
+    for w in workers:
+        code = w.exitcode
+        if code is not None:
+            ends.append(f"pid {w.pid} " + (f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"))
+    return ", ".join(ends)
 
 
 def _stop(pool: "mp.pool.Pool | None") -> None:
