@@ -666,8 +666,9 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         }
     }
 
-    // Iteration space: the output's shape; KL (output = self's shape): broadcast(self, target), taken with the
-    // output so that a compacted self (broadcast dims as 1) still gives the caller's space.
+    // Iteration space: the output's shape; KL (output = self's shape) and KlDivTarget (output = target's shape):
+    // broadcast(self, target), taken with the output so that a compacted self or target (broadcast dims as 1)
+    // still gives the caller's space.
     const Shape& outs = p->shapes[kOut];
     if (op.output == tb::kOutputBroadcastAll) {
         p->iter = outs;
@@ -677,10 +678,12 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
             }
         }
     } else {
-        if (!BroadcastsInto(caller[kSelf], outs)) {
-            return Fail(out, Status::kInvalidArgument, "the output shape must be self's shape");
+        const bool onto_target = op.output == tb::kOutputTarget;
+        const int32_t onto = onto_target ? kTarget : kSelf;  // the input the output sums onto
+        if (!BroadcastsInto(caller[onto], outs)) {
+            return Fail(out, Status::kInvalidArgument, "the output shape must be %s's shape", kNames[onto]);
         }
-        if (!Broadcast(outs, caller[kTarget], &p->iter)) {
+        if (!Broadcast(outs, caller[onto_target ? kSelf : kTarget], &p->iter)) {
             return Fail(out, Status::kInvalidArgument, "self and target are not broadcastable");
         }
         if (!BroadcastsInto(caller[kGrad], p->iter)) {
@@ -720,7 +723,8 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
     }
     if (rule != tb::kDivisorNone) {
         const uint64_t n = Divisor(rule, outs, caller[kSelf], p->iter);
-        if (n == 0) {
+        const bool empty = std::find(p->iter.dims, p->iter.dims + p->iter.rank, uint64_t{0}) != p->iter.dims + p->iter.rank;
+        if (n == 0 && (op.emptyMeanRefused || !empty)) {  // else nothing runs: KlDivTarget's empty target
             return Fail(out, Status::kInvalidArgument, "%s: the %s divisor is 0", op.name,
                         reduction == tb::kReductionMean ? "mean" : "batchmean");
         }

@@ -29,7 +29,7 @@ from .dtypes import DType
 from .golden import aclnn_kernel_dtype
 from .profile import Profile, profile
 from .progress import muted
-from .registry import OPS, OpSpec, OutputShape, Promotion, get_op
+from .registry import OPS, OpSpec, Promotion, get_op, runs_on
 from .socs import DEFAULT_SOC, get_soc
 from .tiling import ub_plan
 from .validation import Call, shapes_accepted, validate
@@ -128,8 +128,10 @@ def scenarios(op: OpSpec, n: int) -> dict[str, Shapes]:
         "target row-broadcast": ((rows, cols), (rows, cols), (cols,)),
         "grad column-broadcast": ((rows, 1), (rows, cols), (rows, cols)),
     }
-    if op.output_shape is OutputShape.SELF:
+    if op.reduced_onto == "self":
         out["self broadcast (KL sums back)"] = ((rows, cols), (rows, 1), (rows, cols))
+    elif op.reduced_onto == "target":
+        out["target broadcast (sums back)"] = ((rows, cols), (rows, cols), (rows, 1))
     return {k: v for k, v in out.items() if shapes_accepted(op, *v)}  # BCEWithLogits: target must be self's shape
 
 
@@ -203,6 +205,19 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
             add_pass(f"Cast({role} {arr.dtype}->{cdt.label})", n * arr.itemsize, n * cdt.itemsize,
                      math.ceil(n * max(arr.itemsize, cdt.itemsize) / 256))
         materialised[role] = np.broadcast_to(arr.astype(cdt.np_dtype), shape).copy()
+    out_n = math.prod(call.out_shape)
+    if soc.arch.npu_arch in op.aclnn_l0_archs:  # no kernel: a chain of l0 launches (KlDivTarget on A2/A3)
+        kout = _l0_chain(call, materialised, cdt, add_pass)
+        if kout != tuple(call.out_shape):
+            kn = math.prod(kout)
+            add_pass("ReduceSum", kn * cdt.itemsize, out_n * cdt.itemsize, math.ceil(kn * cdt.itemsize / 256))
+        if cdt != call.out_dtype:
+            add_pass(f"Cast(out {cdt.label}->{call.out_dtype.label})", out_n * cdt.itemsize,
+                     out_n * call.out_dtype.itemsize, math.ceil(out_n * 4 / 256))
+        return Measure(gm_bytes=gm, vec_repeats=repeats, vec_calls=calls, dma_calls=dmas, tiles_per_core=0,
+                       block_dim=0, launches=launches, passes=tuple(passes), event_ids_peak=0, time_us=time_us,
+                       band_us=(band[0], band[1]) if timing else None, regime=slowest[2] if timing else None,
+                       bound=slowest[1] if timing else None)
     kprof = profile(op, *(materialised.get(i.role) for i in op.inputs), call.reduction,  # aclnn's order
                     soc=soc, out_dtype=cdt, timing=timing, **_kernel_attrs(call))
     k = _measure(kprof)
@@ -220,7 +235,6 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
         band[1] += k.band_us[1]
         if k.time_us > slowest[0]:
             slowest = (k.time_us, k.bound, k.regime)
-    out_n = math.prod(call.out_shape)
     kout = tuple(kprof.output.shape)
     if kout != tuple(call.out_shape):  # KL: ReduceSum back to self's shape
         kn = math.prod(kout)
@@ -233,6 +247,30 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
                    event_ids_peak=k.event_ids_peak, time_us=time_us,
                    band_us=(band[0], band[1]) if timing else None, regime=slowest[2] if timing else None,
                    bound=slowest[1] if timing else None)
+
+
+def _l0_chain(call: Call, materialised: dict[str, np.ndarray], cdt: DType,
+              add_pass: Callable[[str, int, int, int], None]) -> tuple[int, ...]:
+    """The op_api's l0 launches (OpSpec.aclnn_l0_chain) on the materialised inputs, each a streaming pass that reads
+    its operands and writes its result (in the broadcast of its operands' shapes) in the compute dtype, one vector
+    repeat per 256 bytes of result: a lower bound for Log and Exp, which take several instructions per repeat.
+    Returns the shape of the chain's result."""
+    shapes: dict[str, tuple[int, ...]] = {role: tuple(a.shape) for role, a in materialised.items()}
+    shapes["coef"] = ()
+    result: tuple[int, ...] = ()
+    for step in call.op.aclnn_l0_chain:
+        if step.when == "scaled" and call.coefficient == 1.0:  # a division by 1 skipped: its result is its input
+            shapes[step.result] = shapes[step.reads[0]]
+            continue
+        if isinstance(step.when, tuple) and bool(call.attrs[step.when[0]]) != step.when[1]:
+            continue
+        result = tuple(np.broadcast_shapes(*(shapes[r] for r in step.reads)))
+        size = cdt.itemsize
+        read = sum(math.prod(shapes[r]) * size for r in step.reads if r != "coef")
+        wrote = math.prod(result) * size
+        add_pass(f"{step.op}({', '.join(step.reads)})", read, wrote, math.ceil(wrote / 256))
+        shapes[step.result] = result
+    return result
 
 
 def _kernel_attrs(call: Call) -> dict[str, Any]:
@@ -290,10 +328,13 @@ class Case:
 def default_cases(ops: list[str] | None = None, elements: int = DEFAULT_ELEMENTS, soc: str = DEFAULT_SOC,
                   dtype: DType = DType.FLOAT32, reduction: Any = "none", grad_dtype: DType | None = None
                   ) -> list[Case]:
-    """One case per op and built-in scenario. `grad_dtype` gives gradOutput another dtype (a mixed-dtype call)."""
+    """One case per op and built-in scenario. `grad_dtype` gives gradOutput another dtype (a mixed-dtype call). An
+    op aclnn refuses on the SoC for every dtype (KlDivTarget on 310P/910) has none there."""
     cases = []
     for name in ops or list(OPS):
         op = get_op(name)
+        if not runs_on(op, soc):
+            continue
         if grad_dtype is not None and grad_dtype != dtype and op.promotion is Promotion.SAME_AS_SELF:
             continue  # MSE accepts no mixed dtypes
         for scenario, shapes in scenarios(op, elements).items():
@@ -320,7 +361,7 @@ def stress_cases(ops: list[str] | None = None, soc: str = DEFAULT_SOC, dtype: DT
     for op, label, shapes in STRESS:
         if wanted is not None and op.name not in wanted:
             continue
-        reduction = "sum" if op.output_shape is OutputShape.SELF else "none"  # KL: sum back to self's shape
+        reduction = "sum" if op.reduced_onto else "none"  # KL: sum back to self's shape
         cases.append(Case(op, label, shapes, (dtype,) * 3, reduction, soc))
         n = math.prod(np.broadcast_shapes(*shapes))
         cases.append(Case(op, f"  same-shape call, {n} elements", ((n,), (n,), (n,)), (dtype,) * 3, "none", soc))

@@ -672,7 +672,7 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
             click.echo(f"{soc}: note: {note}")
     for title, rows in sections.items():
         click.echo(f"\n{title}:  ours | aclnn composition "
-                   "(BroadcastTo/Cast/ReduceSum passes + kernel, one launch each)")
+                   "(BroadcastTo/Cast/ReduceSum passes + kernel, or l0 ops where aclnn has no kernel; one launch each)")
         w = max([24] + [len(r.op) + 1 for r in rows])  # the longest op name of the section, and a space
         click.echo(f"{'op':<{w}}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
                    f"{'band us':>16}{'bound':>8}{'%roof':>11} |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'band us':>16}"

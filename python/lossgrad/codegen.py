@@ -18,7 +18,7 @@ import jinja2
 
 from .dtypes import DType
 from .project_files import project_root
-from .registry import INPUT_ROLES, OPS_DIR, ROLE, OpSpec, OutputShape, get_op
+from .registry import INPUT_ROLES, OPS_DIR, ROLE, OpSpec, get_op
 from .socs import ARCHS
 from .tiling import KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, absent_key, absent_sets
 from .tiling import data as tiling_data
@@ -72,7 +72,7 @@ def _variants(spec: OpSpec) -> list[tuple[int, bool, bool, int]]:
     """(tiling key, grad is scalar, KL reduction, absent-input key bits) of each code path the kernel branches to:
     for every set of optional inputs a call may leave out."""
     base = [(0, False, False), (KEY_GRAD_SCALAR, True, False)]
-    if spec.output_shape is OutputShape.SELF:
+    if spec.reduced_onto:
         base += [(KEY_KL_REDUCE, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, True, True)]
     return [(key | absent_key(absent), gs, klr, absent_key(absent)) for absent in absent_sets(spec)
             for key, gs, klr in base]
@@ -169,7 +169,7 @@ def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None)
 def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
     spec = get_op(op_name)
     dtypes = None if dtypes is None else dict(zip(kernel_roles(spec), dtypes))
-    reduces = spec.output_shape is OutputShape.SELF
+    reduces = spec.reduced_onto is not None
     variants = _variants(spec)
     args = {io.role: io.proto for io in spec.kernel_inputs}
     if dtypes is None:

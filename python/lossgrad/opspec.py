@@ -49,10 +49,12 @@ class Promotion(enum.Enum):
 
 class OutputShape(enum.Enum):
     """The output's shape, and so what the kernel does at the output: BROADCAST_ALL and SELF_ABSORBING write the
-    broadcast of the inputs element by element; SELF sums over the axes target broadcasts self along (KL)."""
+    broadcast of the inputs element by element; SELF and TARGET sum over the axes along which the other one
+    broadcasts it (KL onto self, KlDivTarget onto target: OpSpec.reduced_onto)."""
 
     BROADCAST_ALL = "broadcast(gradOutput, self, target)"
     SELF = "self.shape (gradOutput must broadcast into broadcast(self, target))"
+    TARGET = "target.shape (gradOutput must broadcast into broadcast(self, target))"
     SELF_ABSORBING = "self.shape; every other input broadcasts into self without enlarging it"
 
 
@@ -76,7 +78,8 @@ class Check(enum.Enum):
     RANK = "rank <= 8"
     BETA = "beta >= 0 and not NaN"
     BROADCAST_ALL = "gradOutput, self and target broadcast, and the result equals the output shape"
-    KL_SHAPES = "self/target broadcast, gradOutput broadcasts into that shape, output shape == self.shape"
+    KL_SHAPES = ("self/target broadcast, gradOutput broadcasts into that shape, output shape == the shape of the "
+                 "input the op sums onto (OpSpec.reduced_onto: self for KL, target for KlDivTarget)")
     INTO_SELF = ("output shape == self.shape, then target, the optional inputs and gradOutput each broadcast into "
                  "self without enlarging it; skipped when self is empty (EmptyRule.SELF_SKIPS_SHAPES)")
     KERNEL_DTYPES = "every tensor the kernel reads or writes has a dtype the NpuArch can move and cast (arch_dtypes)"
@@ -96,6 +99,18 @@ class AttrSpec:
     kernel_type: str     # OpDef attr type: "Float" | "Bool"
     default: Any
     minimum: float | None = None  # inclusive lower bound, NaN rejected (beta)
+
+
+@dataclass(frozen=True)
+class L0Step:
+    """One l0 launch of an aclnn op_api composition that has no kernel of its own (KlDivTarget on A2/A3): the l0 op,
+    the name of its result, what it reads (input roles, after the op_api's Casts and BroadcastTos, or earlier
+    results), and the condition it runs under: None always, "scaled" only for a reduction coefficient other than 1,
+    or (attribute, value)."""
+    op: str
+    result: str
+    reads: tuple[str, ...]
+    when: "str | tuple[str, bool] | None" = None
 
 
 @dataclass(frozen=True)
@@ -217,10 +232,15 @@ class OpSpec:
     custom_op_type: str                 # our custom-op type (OpDef class, aclnn<custom_op_type> API)
     kernel_output: str                  # kernel output proto name
     aclnn_compute: str                  # dtype aclnn's op_api casts the inputs to: "promoted" | "self" |
-                                        # "float32_unless_all_float16"
+                                        # "float32_unless_all_float16" | "float32"
     formula: str
     sources: tuple[str, ...] = field(default_factory=tuple)
     order: int = 1000                   # position among the ops (registry.OPS, the C++ OpId, tables), then by name
+    aclnn_l0_chain: tuple[L0Step, ...] = ()  # the op_api's l0 launches where it has no kernel (lossgrad bench)
+    aclnn_l0_archs: tuple[int, ...] = ()      # the NpuArchs whose op_api runs that chain
+    empty_mean_refused: bool = True     # a mean over an empty broadcast space with a non-empty self: aclnn's kernel
+                                        # tiling refuses the zero divisor (KL); False: its l0 composition runs on the
+                                        # empty tensors and succeeds (KlDivTarget on A2/A3)
     template: str = ""                  # the short name: the op's folder under lossgrad/ops (set by discovery)
 
     @property
@@ -264,6 +284,12 @@ class OpSpec:
     def aclnn_broadcasts(self) -> tuple[str, ...]:
         """The roles of the inputs aclnn's op_api materialises with BroadcastTo before its kernel."""
         return tuple(i.role for i in self.inputs if i.aclnn_broadcast)
+
+    @property
+    def reduced_onto(self) -> str | None:
+        """The role whose shape the output has when the op sums over broadcast axes (KL: self, KlDivTarget: target),
+        None for the ops that write the broadcast element by element."""
+        return {OutputShape.SELF: "self", OutputShape.TARGET: "target"}.get(self.output_shape)
 
     @property
     def kernel_reads_self(self) -> bool:

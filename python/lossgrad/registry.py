@@ -148,6 +148,14 @@ def get_op(name: "str | OpSpec") -> OpSpec:
     return op
 
 
+def runs_on(op: "str | OpSpec", soc: Any) -> bool:
+    """Whether aclnn accepts any dtype of the op on the SoC (a name or socs.Soc), and so whether we run it there:
+    KlDivTarget's dtype list is empty on 310P and Atlas 910 (every call 161002)."""
+    from .socs import get_soc
+
+    return bool(get_op(op).supported_dtypes(get_soc(soc).arch.npu_arch))
+
+
 def scratch(op: OpSpec) -> tuple[Buffer, ...]:
     """The compute body's scratch buffers (its folder's SCRATCH)."""
     return _SCRATCH[get_op(op.name).name]

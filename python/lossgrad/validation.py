@@ -147,7 +147,7 @@ def _check_attr_type(op: OpSpec, key: str, value: Any) -> None:
 
 
 def _fmt(dtypes: tuple[DType, ...]) -> str:
-    return ", ".join(d.label for d in dtypes)
+    return ", ".join(d.label for d in dtypes) or "none (the op's dtype list is empty on this part)"
 
 
 class _Validator:
@@ -241,6 +241,8 @@ class _Validator:
         ranks = {self.names[r]: a.ndim for r, a in self.arrays.items()}
         if self.given_out_shape is not None:
             ranks[self.op.output_param] = len(self.given_out_shape)
+        elif self.op.output_shape is OutputShape.TARGET:
+            ranks[self.op.output_param] = self.arrays["target"].ndim  # the out aclnn's caller allocates: target's
         elif self.op.output_shape in (OutputShape.SELF, OutputShape.SELF_ABSORBING):
             ranks[self.op.output_param] = self.arrays["self"].ndim  # the out aclnn's caller allocates: self's shape
         for name in self.op.rank_checked:
@@ -308,8 +310,9 @@ class _Validator:
         if broadcast_shapes(g, st) != st:
             raise invalid_error(f"{self.names['grad']} shape {g} must broadcast into broadcast({self.names['self']}, "
                                 f"{self.names['target']}) = {st} without enlarging it")
-        self._check_out_shape(s, f"{self.names['self']}'s shape")
-        self.iter_shape, self.result_shape = st, s
+        onto = self.op.reduced_onto  # KL: self; KlDivTarget: target
+        self._check_out_shape(self._bshape(onto), f"{self.names[onto]}'s shape")
+        self.iter_shape, self.result_shape = st, self._bshape(onto)
 
     def check_into_self(self) -> None:
         s = self._bshape("self")
@@ -443,7 +446,7 @@ def validate(op: "str | OpSpec", *args: Any, out_shape: Shape | None = None,
     if launch and numel(v.iter_shape) == 0:
         launch = False  # KL with an empty target broadcast: the sum over no contributions is zero
     coef = spec.coefficient
-    if launch or (spec.empty_rule is EmptyRule.SELF_ONLY and arrays["self"].size > 0):
+    if launch or (spec.empty_rule is EmptyRule.SELF_ONLY and arrays["self"].size > 0 and spec.empty_mean_refused):
         coef = coefficient(spec, v.reduction, v.result_shape, s_shape, v.iter_shape)
     return Call(op=spec, soc=soc_, inputs=arrays,
                 reduction=v.reduction, attrs=full_attrs, out_shape=v.result_shape, out_dtype=v.out_dtype(),

@@ -120,11 +120,11 @@ def context(op: OpSpec) -> dict[str, object]:
                             "dtypes": _columns(u.combos, width),
                             "formats": _cpp_list(["ge::FORMAT_ND"] * len(u.combos))})
     roles = [k.role for k in op.kernel_inputs]
-    self_index = roles.index("self")
     if op.output_shape is OutputShape.BROADCAST_ALL:
         infer_shape = {"kind": "broadcast_all"}
-    else:
-        infer_shape = {"kind": "same_as", "index": self_index, "proto": op.kernel_inputs[self_index].proto}
+    else:  # the shape of the input the op sums onto (KL: self, KlDivTarget: target), or self's (SELF_ABSORBING)
+        like_shape = roles.index(op.reduced_onto or "self")
+        infer_shape = {"kind": "same_as", "index": like_shape, "proto": op.kernel_inputs[like_shape].proto}
     if op.default_out_dtype == "promoted":
         infer_dtype = {"kind": "promoted"}
     else:  # "self" or "target": that input's dtype

@@ -256,6 +256,13 @@ def _plan_launch(plan: BuildPlan, dtypes: Sequence[DType] | None, variants: Sequ
                         f"but CANN keeps the {t.npu_arch_flag} simulator under tools/simulator/dav_{t.npu_arch}; use "
                         "--flow launch-asc --run-mode sim (camodel), or --run-mode npu and run the board runner under "
                         "`npusim record` (cannsim in older toolkits)")
+    refused = [op.name for op in plan.ops if not op.ours_support[t.soc.line]]
+    if len(refused) == len(plan.ops):
+        raise PlanError(f"{t.soc_version}: aclnn refuses every dtype of {', '.join(refused)} on the {t.soc.line} line, "
+                        "and the project ships no kernel of it there")
+    if refused:
+        plan.ops = tuple(op for op in plan.ops if op.name not in refused)
+        plan.notes.append(f"left out {', '.join(refused)}: aclnn refuses every dtype on the {t.soc.line} line")
     plan.variants = list(variants) if variants is not None else \
         kernel_sources.variants_for(plan.ops, t.soc, dtypes)
     if not plan.variants:

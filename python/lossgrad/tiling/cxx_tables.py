@@ -48,7 +48,8 @@ ROLE_INDEX = {r: i for i, r in enumerate(_INPUT_ROLES + ("out",))}  # the output
 _DIVISOR_NAMES = {Divisor.OUTPUT_NUMEL: "kDivisorOutputNumel", Divisor.SELF_NUMEL: "kDivisorSelfNumel",
                   Divisor.SELF_TARGET_NUMEL: "kDivisorSelfTargetNumel",
                   Divisor.SELF_TARGET_DIM0: "kDivisorSelfTargetDim0"}
-_OUTPUT_NAMES = {OutputShape.BROADCAST_ALL: "kOutputBroadcastAll", OutputShape.SELF: "kOutputSelf"}
+_OUTPUT_NAMES = {OutputShape.BROADCAST_ALL: "kOutputBroadcastAll", OutputShape.SELF: "kOutputSelf",
+                 OutputShape.TARGET: "kOutputTarget"}
 # SELF_ABSORBING: self's shape is the broadcast of every input (validation proved it), so the tiling and the kernel
 # write the broadcast as for BROADCAST_ALL
 _KERNEL_OUTPUT = {OutputShape.SELF_ABSORBING: OutputShape.BROADCAST_ALL}
@@ -129,7 +130,7 @@ def _ops() -> list[str]:
             f"0x{reductions:x}u, {_bool(op.reduction_validated)}, {_bool(beta is not None)}, "
             f"{_cpp_double(beta_min)}, {_bool(log_target is not None)}, "
             # FLAG_BETA_ZERO is set when an op with a beta attribute gets beta == 0
-            f"{_bool(beta is not None)}}},")
+            f"{_bool(beta is not None)}, {_bool(op.empty_mean_refused)}}},")
     return rows
 
 
@@ -239,6 +240,7 @@ def c_tables_header() -> str:
         "    double betaMinimum;          // inclusive; NaN is rejected",
         "    bool hasLogTarget;",
         "    bool betaZeroFlag;           // FLAG_BETA_ZERO applies (the op has a beta attribute)",
+        "    bool emptyMeanRefused;       // OpSpec.empty_mean_refused: a zero divisor fails even for an empty space",
         "};",
         f"constexpr int32_t kNumOps = {len(OPS)};",
         "constexpr OpFacts kOps[kNumOps] = {  // lossgrad.registry.OPS order (= lossgrad_tiling::OpId)",

@@ -37,7 +37,7 @@ from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from .. import api
 from ..errors import LossGradError
-from ..registry import OPS, ROLE, OpSpec, OutputShape, Reduction, op_part
+from ..registry import OPS, ROLE, OpSpec, Reduction, op_part
 from ..socs import get_soc
 from ..validation import Call, coefficient, parse_reduction, validate
 from ._convert import DTYPE_TO_TORCH, from_numpy, lossgrad_dtype, shape_stand_in, to_numpy
@@ -164,8 +164,8 @@ def common_device(b: Bound) -> torch.device:
 
 
 def output_shape(b: Bound) -> torch.Size:
-    if b.op.output_shape is OutputShape.SELF:
-        return b.self_.shape
+    if b.op.reduced_onto:  # KL: self's shape, KlDivTarget: target's
+        return b.self_.shape if b.op.reduced_onto == "self" else b.target.shape
     return torch.broadcast_shapes(*(t.shape for _, t in b.present()))
 
 
@@ -228,7 +228,7 @@ def _setup_context(op: OpSpec) -> Callable[..., None]:
               ) -> None:
         b = bind(op, inputs, keyword_only_inputs)
         reduction = parse_reduction(op, b.reduction)
-        iter_shape = (torch.broadcast_shapes(b.self_.shape, b.target.shape) if op.output_shape is OutputShape.SELF
+        iter_shape = (torch.broadcast_shapes(b.self_.shape, b.target.shape) if op.reduced_onto
                       else torch.broadcast_shapes(*(t.shape for _, t in b.present())))
         try:
             ctx.c = coefficient(op, reduction, tuple(output_shape(b)), tuple(b.self_.shape), tuple(iter_shape))
