@@ -52,6 +52,7 @@ class Comparison:
     passed_experimental: bool
     passed_mixed: bool
     passed: bool              # the verdict of `standard`
+    order_dependent: int = 0  # elements left unjudged: their float32 sum may overflow either way (slack Inf)
 
     def describe(self) -> str:
         verdict = "PASS" if self.passed else "FAIL"
@@ -60,7 +61,8 @@ class Comparison:
                 f"mixed {self.mixed_ratio:.2%} max|err|={self.max_abs_err:.3g} (cap {self.max_abs_cap:g}); "
                 f"NaN/Inf mismatches={self.special_mismatches}"
                 + (f"; small-value region {self.small_values} (failures {self.small_value_failures})"
-                   if self.small_values else ""))
+                   if self.small_values else "")
+                + (f"; {self.order_dependent} order-dependent (not judged)" if self.order_dependent else ""))
 
 
 def _as_f64(x: np.ndarray) -> np.ndarray:
@@ -74,11 +76,14 @@ def _special_mismatches(a: np.ndarray, g: np.ndarray) -> int:
 
 
 def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standard: str = "experimental",
-            threshold_scale: float = 1.0, small_values: bool = False) -> Comparison:
+            threshold_scale: float = 1.0, small_values: bool = False, slack: np.ndarray | None = None
+            ) -> Comparison:
     """Compare `actual` with `golden` (same shape) under CANN's standard for the output dtype. `threshold_scale`
     multiplies T (a per-case tolerance, as case tables allow); 1.0 is the standard itself. `small_values` judges
     elements with |golden| below SMALL_VALUE_BOUND by absolute error (SMALL_VALUE_ERROR) and leaves them out of the
-    relative metrics."""
+    relative metrics. `slack` (golden.sum_slack, for outputs that are float32 sums): per element, the part of the
+    error any float32 summation order may make, which the standard then judges only beyond; an Inf slack leaves
+    the element unjudged (order_dependent)."""
     if standard not in STANDARDS:
         raise ValueError(f"standard: expected one of {', '.join(STANDARDS)}, got {standard!r}")
     d = dt.parse(dtype)
@@ -90,11 +95,14 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standa
     if not threshold_scale > 0:
         raise ValueError(f"threshold_scale must be positive, got {threshold_scale!r}")
     t, cap = THRESHOLDS[d] * threshold_scale, MAX_ABS_CAPS[d] * threshold_scale
+    free = np.zeros(a.shape, dtype=np.float64) if slack is None else np.broadcast_to(_as_f64(slack), a.shape)
+    judged = np.isfinite(free)
+    a, g, free = a[judged], g[judged], free[judged]
     specials = _special_mismatches(a, g)
     finite = np.isfinite(g)
     ga, aa = g[finite], a[finite]
     with np.errstate(invalid="ignore", over="ignore"):
-        err = np.where(np.isfinite(aa), np.abs(aa - ga), np.inf)
+        err = np.where(np.isfinite(aa), np.maximum(np.abs(aa - ga) - free[finite], 0.0), np.inf)
     n = int(ga.size)
     small = np.abs(ga) < SMALL_VALUE_BOUND[d] if small_values else np.zeros(n, dtype=bool)
     small_fail = int(np.count_nonzero(err[small] > SMALL_VALUE_ERROR[d]))
@@ -109,4 +117,5 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standa
                       max_abs_err=max_abs, max_abs_cap=cap, special_mismatches=specials,
                       small_values=int(np.count_nonzero(small)), small_value_failures=small_fail,
                       passed_experimental=bool(ok_exp), passed_mixed=bool(ok_mixed),
-                      passed=bool(ok_exp if standard == "experimental" else ok_mixed))
+                      passed=bool(ok_exp if standard == "experimental" else ok_mixed),
+                      order_dependent=int(judged.size - np.count_nonzero(judged)))

@@ -34,7 +34,8 @@ from . import elementwise as ew
 from ..wrappers import describe, public_function
 from .rounding import round_to
 
-__all__ = ["compute_call", "undetermined", "aclnn_kernel_dtype", "round_to", "COMPUTE_MODES", "formulas"]
+__all__ = ["compute_call", "undetermined", "sum_slack", "aclnn_kernel_dtype", "round_to", "COMPUTE_MODES",
+           "formulas"]
 
 COMPUTE_MODES = ("float64", "float32")
 
@@ -89,12 +90,14 @@ def _check_mode(compute: str) -> None:
 
 def aclnn_kernel_dtype(call: Call) -> DType:
     """The dtype aclnn's own kernel writes its result in (and KL's ReduceSum sums into), before the op_api Casts it to
-    out's dtype: registry aclnn_compute ("promoted", "self", or KL's "float32_unless_all_float16")."""
+    out's dtype: registry aclnn_compute ("promoted", "self", KL's "float32_unless_all_float16", "float32")."""
     rule = call.op.aclnn_compute
     if rule == "promoted":
         return call.promoted
     if rule == "self":
         return call.dtypes["self"]
+    if rule == "float32":
+        return DType.FLOAT32
     if rule == "float32_unless_all_float16":
         return DType.FLOAT16 if all(d is DType.FLOAT16 for d in call.in_dtypes) else DType.FLOAT32
     raise ValueError(f"{call.op.name}: unknown aclnn_compute {rule!r}")
@@ -132,6 +135,22 @@ def _evaluate(call: Call, compute: str, sat16: bool, sat32: bool) -> np.ndarray:
     out_np = call.out_dtype.np_dtype
     if not call.launch:  # aclnn returns early; an empty output, or zeros when the summed space is empty
         return np.zeros(call.out_shape, dtype=out_np)
+    values = _terms(call, compute, sat16, sat32)
+    reduced = tuple(call.iter_shape) != tuple(call.out_shape)
+    with np.errstate(all="ignore"):
+        if reduced:
+            # The sum here is exact (float64) where aclnn's ReduceSum accumulates in float32: the two round apart
+            # only when the float32 partial sums lose bits that decide the final rounding (docs/semantics.md,
+            # "Intermediate roundings"; sum_slack bounds how far).
+            values = _sum_to_shape(values.astype(np.float64), tuple(call.out_shape))
+            if compute == "float32":
+                values = _round_sat(values, aclnn_kernel_dtype(call), sat16, sat32)
+        return np.array(_round_sat(values, call.out_dtype, sat16, sat32), order="C")  # ascontiguousarray: 0-d -> 1-d
+
+
+def _terms(call: Call, compute: str, sat16: bool, sat32: bool) -> np.ndarray:
+    """The op's formula over the iteration space: the output itself, or (KL, KlDivTarget) the terms its reduction
+    sums; in float32 mode rounded to the dtype aclnn's kernel writes them in."""
     work = _WORK_DTYPE[compute]
     f64, f32 = formulas(call.op)
     formula = f64 if compute == "float64" else f32
@@ -143,23 +162,36 @@ def _evaluate(call: Call, compute: str, sat16: bool, sat32: bool) -> np.ndarray:
         inputs = [ew.saturate(x) if x is not None and call.dtypes[role].is_float and call.dtypes[role].itemsize == 2
                   else x for x, role in zip(inputs, call.op.roles)]
     c = work.type(call.coefficient)  # float32 mode: the kernels hold the coefficient as one float32 scalar
-    reduced = tuple(call.iter_shape) != tuple(call.out_shape)
     with np.errstate(all="ignore"):
         values = formula(*inputs, c, call.attrs, sat=True) if sat32 else formula(*inputs, c, call.attrs)
         if compute == "float32":
             # aclnn's kernel writes its result (KL: every term) in its kernel dtype, so a float16 value beyond
-            # +-65504 is +-Inf there; KL's ReduceSum sums those terms with float32 accumulation into that dtype;
-            # then the op_api Casts to out's dtype. The sum here is exact (float64) where aclnn's accumulates in
-            # float32: the two round apart only when the float32 partial sums lose bits that decide the final
-            # rounding (docs/semantics.md, "Intermediate roundings").
-            kernel = aclnn_kernel_dtype(call)
-            values = _round_sat(values.astype(np.float64), kernel, sat16, sat32)
-            if reduced:
-                values = _round_sat(_sum_to_shape(values.astype(np.float64), tuple(call.out_shape)), kernel, sat16,
-                                    sat32)
-        elif reduced:
-            values = _sum_to_shape(values.astype(np.float64), tuple(call.out_shape))
-        return np.array(_round_sat(values, call.out_dtype, sat16, sat32), order="C")  # ascontiguousarray: 0-d -> 1-d
+            # +-65504 is +-Inf there; then the op_api Casts to out's dtype.
+            values = _round_sat(values.astype(np.float64), aclnn_kernel_dtype(call), sat16, sat32)
+    return values
+
+
+FLOAT32_UNIT_ROUNDOFF = 2.0 ** -24
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def sum_slack(call: Call) -> np.ndarray | None:
+    """How far a float32 sum of each output element's terms may land from their exact sum, in any order of
+    additions: gamma_(n-1) * sum|t_i| with gamma_k = k u / (1 - k u), u = 2^-24 and n terms per element (Higham,
+    Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. (4.4): every summation order obeys it, aclnn's
+    ReduceSum as the kernels'). Inf where the finite terms' magnitudes sum beyond float32's range: partial sums may
+    then overflow to either infinity, and the result (+-Inf or NaN) depends on the order. None for a call that sums
+    nothing (its output is each term itself). The float32 mode's terms, on the primary answer (golden.undetermined)."""
+    if not call.launch or tuple(call.iter_shape) == tuple(call.out_shape):
+        return None
+    sat = saturation_mode(call)
+    terms = _terms(call, "float32", sat, sat)
+    with np.errstate(all="ignore"):
+        magnitude = _sum_to_shape(np.where(np.isfinite(terms), np.abs(terms.astype(np.float64)), 0.0),
+                                  tuple(call.out_shape))
+    n = max(1, int(np.prod(call.iter_shape)) // max(1, int(np.prod(call.out_shape))))
+    k = (n - 1) * FLOAT32_UNIT_ROUNDOFF
+    return np.where(magnitude < FLOAT32_MAX, magnitude * (k / (1 - k)), np.inf)
 
 
 def _impl(op: OpSpec, tensors: tuple[Any, ...], reduction: Any, attrs: dict[str, Any] | None, *,
@@ -203,4 +235,7 @@ if TYPE_CHECKING:  # the functions made at import time (globals().update), as ty
                                                   out_dtype: DType | str | np.dtype | None = None,
                                                   soc: str | Soc | None = None,
                                                   compute: str = "float64") -> np.ndarray: ...
+    def kl_div_target_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean",
+                               log_target: bool = False, *, out_dtype: DType | str | np.dtype | None = None,
+                               soc: str | Soc | None = None, compute: str = "float64") -> np.ndarray: ...
 # </generated>
