@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the functions made at import time (globals().update), as ty
                       smooth_l1_loss_backward as smooth_l1_loss_backward, kl_div_backward as kl_div_backward,
                       soft_margin_loss_backward as soft_margin_loss_backward,
                       binary_cross_entropy_backward as binary_cross_entropy_backward,
-                      binary_cross_entropy_with_logits_backward as binary_cross_entropy_with_logits_backward)
+                      binary_cross_entropy_with_logits_backward as binary_cross_entropy_with_logits_backward,
+                      kl_div_target_backward as kl_div_target_backward)
 # </generated>
 
 __all__ = [*_FUNCTIONS, "LossGradError", "OPS", "Reduction", "golden", "twin", "profile", "Profile"]

@@ -80,4 +80,7 @@ if TYPE_CHECKING:  # the functions made at import time (globals().update), as ty
                                                   out_dtype: Any = None, out: np.ndarray | None = None,
                                                   soc: str | Soc | None = None,
                                                   backend: str = "auto") -> np.ndarray: ...
+    def kl_div_target_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean",
+                               log_target: bool = False, *, out_dtype: Any = None, out: np.ndarray | None = None,
+                               soc: str | Soc | None = None, backend: str = "auto") -> np.ndarray: ...
 # </generated>
