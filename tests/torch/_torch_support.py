@@ -45,6 +45,13 @@ def op_fact(op: Any, name: str, default: Any) -> Any:
     return getattr(op_part(op, "test_facts"), name, default)
 
 
+def drop_in_ops() -> list[Any]:
+    """The registered ops with a drop-in of their own (torch_facts.LOSS; KlDivTarget's gradient serves kl_div's)."""
+    from lossgrad.registry import OPS, op_part
+
+    return [op for op in OPS.values() if op_part(op, "torch_facts").LOSS is not None]
+
+
 def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
     """label -> (our drop-in function, torch.nn.functional's, keyword arguments, the op's spec) for every registered
     op and every keyword set its test facts name (TORCH_VARIANTS; default: one call with no keywords)."""
@@ -52,7 +59,7 @@ def drop_in_losses() -> dict[str, tuple[Any, Any, dict[str, Any], Any]]:
     from lossgrad.registry import OPS, op_part
 
     found: dict[str, tuple[Any, Any, dict[str, Any], Any]] = {}
-    for op in OPS.values():
+    for op in drop_in_ops():
         loss = op_part(op, "torch_facts").LOSS
         for label, kw in op_fact(op, "TORCH_VARIANTS", {op.template: {}}).items():
             found[label] = (loss.function, loss.torch_function, dict(kw), op)

@@ -15,7 +15,8 @@ import torch.nn.functional as F  # noqa: E402
 import lossgrad.runners.twin as twin_runner  # noqa: E402
 import lossgrad.torch as lt  # noqa: E402
 
-from _torch_support import DTYPES, assert_within_standard, drop_in_losses, op_fact, probabilities, rand  # noqa: E402
+from _torch_support import (DTYPES, assert_within_standard, drop_in_losses, drop_in_ops, op_fact,  # noqa: E402
+                            probabilities, rand)
 
 from lossgrad.registry import OPS, OutputShape, op_part  # noqa: E402
 
@@ -57,8 +58,9 @@ def _grads(fn: Callable[..., Any], x: torch.Tensor, t: torch.Tensor, reduction: 
 def test_gradients_match_torch(loss: str, dtype: str, kernel_calls: list[str]) -> None:
     ours_fn, torch_fn, kw, op = LOSSES[loss]
     reductions = [r.name.lower() for r in op.reductions]
-    target_grad = op_fact(op, "TARGET_GRAD", "kernel")  # "kernel": minus the input's; "torch": torch's own
-    torch_target_grad = target_grad != "kernel"  # aclnn has none: the drop-in's is torch's ("none": torch has none)
+    # "kernel": minus the input's; "target_kernel": another op's kernel (kl_div's: KlDivTarget); "torch": torch's own
+    target_grad = op_fact(op, "TARGET_GRAD", "kernel")
+    torch_target_grad = target_grad in ("torch", "none")  # aclnn has none: the drop-in's is torch's (or none)
     tg = target_grad != "none"
     kernel_sums = op.output_shape is OutputShape.SELF  # the kernel sums over the broadcast axes itself
     launches = 0
@@ -107,6 +109,7 @@ def test_gradients_match_torch(loss: str, dtype: str, kernel_calls: list[str]) -
                 assert_within_standard(gxf, gxf64, what + " d/dinput per element")
                 if not torch_target_grad:
                     assert_within_standard(gtf, gtf64, what + " d/dtarget per element")
+                if target_grad == "kernel":  # torch sums minus the input's per-element gradients
                     assert torch.equal(gt, gtf.sum_to_size(t.shape)), what
                 if kernel_sums:  # KL's kernel sums over the broadcast axes itself, in float32
                     if reduction != "batchmean" or x.shape[:1] == full[:1]:  # else xf changes torch's divisor
@@ -168,7 +171,7 @@ def test_every_drop_in_module_is_torchs_module_with_our_backward(kernel_calls: l
     """Each op folder's torch.nn module subclasses torch's namesake and, with its defaults, gives torch's gradient
     from our kernel."""
     x, t = rand((4, 5), torch.float32, 1), rand((4, 5), torch.float32, 2)
-    for op in OPS.values():
+    for op in drop_in_ops():
         module, reference = op_part(op, "torch_facts").LOSS.module, op_part(op, "torch_facts").LOSS.torch_module
         assert issubclass(module, reference) and module is not reference, op.name
         target = t.abs() if op_fact(op, "TORCH_TARGET", "any") == "probability" else t
@@ -177,10 +180,10 @@ def test_every_drop_in_module_is_torchs_module_with_our_backward(kernel_calls: l
         module()(xo, target).backward()
         reference()(xr, target.double()).backward()
         assert_within_standard(xo.grad, xr.grad, module.__name__)
-    assert set(kernel_calls) == set(OPS)
+    assert set(kernel_calls) == {op.name for op in drop_in_ops()}
 
 
-@pytest.mark.parametrize("loss", [next(label for label, (*_, o) in LOSSES.items() if o is op) for op in OPS.values()
+@pytest.mark.parametrize("loss", [next(label for label, (*_, o) in LOSSES.items() if o is op) for op in drop_in_ops()
                                   if op_fact(op, "DOUBLE_BACKWARD", True)])  # each op's first keyword set
 def test_double_backward_matches_torch(loss: str) -> None:
     """create_graph=True through our op's registered derivative: Hessian-vector products equal torch's."""

@@ -57,12 +57,15 @@ FUNCTIONS = {spec.name: public_function(spec, _impl, {"out_dtype": (None, "_torc
                                         describe(spec, f"torch.ops.lossgrad.{spec.name} with aclnn's null check:"),
                                         returns=_torch.Tensor)
              for spec in OPS.values()}
-DROP_INS = {spec.name: op_part(spec, "torch_facts").LOSS for spec in OPS.values()}
+# An op whose gradient serves another op's drop-in has LOSS None (KlDivTarget: kl_div's target gradient).
+DROP_INS = {spec.name: loss for spec in OPS.values() if (loss := op_part(spec, "torch_facts").LOSS) is not None}
 
 
 def _check_drop_in_names() -> None:
     seen: dict[str, str] = {name: "lossgrad.torch" for name in (*FUNCTIONS, "soc", "current_soc", "op")}
     for spec in OPS.values():
+        if spec.name not in DROP_INS:
+            continue
         loss = DROP_INS[spec.name]
         for exported in (loss.function.__name__, loss.module.__name__):
             if exported in seen:
@@ -98,6 +101,9 @@ if TYPE_CHECKING:  # the functions made at import time (globals().update), as ty
                                                   pos_weight: Any = None, reduction: Any = "mean", *,
                                                   out_dtype: _torch.dtype | None = None,
                                                   soc: str | None = None) -> _torch.Tensor: ...
+    def kl_div_target_backward(grad_output: Any, self: Any, target: Any, reduction: Any = "mean",
+                               log_target: bool = False, *, out_dtype: _torch.dtype | None = None,
+                               soc: str | None = None) -> _torch.Tensor: ...
     def l1_loss(input: _torch.Tensor, target: _torch.Tensor, size_average: bool | None = None,
                 reduce: bool | None = None, reduction: str = "mean",
                 weight: _torch.Tensor | None = None) -> _torch.Tensor: ...

@@ -46,13 +46,7 @@ class _KlDiv(torch.autograd.Function):
         input, target = ctx.saved_tensors
         grad_input = grad_target = None
         if ctx.needs_input_grad[0]:
-            reduction, grad = ctx.reduction, grad_output
-            if reduction == "batchmean":
-                # torch divides by input.size(0) (nothing for 0-d input), aclnn by the broadcast's dim 0
-                torch_n = input.shape[0] if input.dim() else 1
-                broadcast = torch.broadcast_shapes(input.shape, target.shape)
-                if torch_n != (broadcast[0] if len(broadcast) else 1):
-                    reduction, grad = "sum", grad_output / torch_n
+            reduction, grad = _batchmean_as_aclnn(ctx.reduction, grad_output, input, target)
             # torch sums over broadcast axes in the promoted dtype and casts afterwards: so does the kernel
             compute = compute_dtype(grad, input, target)
             big_t, log_target = target, ctx.log_target
@@ -61,18 +55,50 @@ class _KlDiv(torch.autograd.Function):
                 big_t, log_target = target.exp(), False
             grad_input = backward_op(SPEC.name)(grad.to(compute), input.to(compute), big_t.to(compute), reduction,
                                           log_target, out_dtype=compute).to(input.dtype)
-        if ctx.needs_input_grad[1]:  # no aclnn op computes it: torch's own kl_div gradient (a torch.func.vjp, which
-            # composes with torch.func's transforms where torch.autograd.grad inside a backward would not)
-            with torch.autocast(input.device.type, dtype=ctx.autocast_dtype, enabled=ctx.autocast):  # as forward
-                _, vjp = torch.func.vjp(lambda t: F.kl_div(input, t, reduction=ctx.reduction,
-                                                           log_target=ctx.log_target), target)
-            (grad_target,) = vjp(grad_output)
+        if ctx.needs_input_grad[1]:
+            grad_target = _target_gradient(ctx, input, target, grad_output)
         return grad_input, grad_target, None, None
+
+
+def _batchmean_as_aclnn(reduction: str, grad: torch.Tensor, input: torch.Tensor, target: torch.Tensor
+                        ) -> tuple[str, torch.Tensor]:
+    """torch's batchmean divides by input.size(0) (nothing for a 0-d input), aclnn's by dim 0 of broadcast(input,
+    target): where they differ, the kernel gets sum and a gradOutput divided by torch's count."""
+    if reduction == "batchmean":
+        torch_n = input.shape[0] if input.dim() else 1
+        broadcast = torch.broadcast_shapes(input.shape, target.shape)
+        if torch_n != (broadcast[0] if len(broadcast) else 1):
+            return "sum", grad / torch_n
+    return reduction, grad
+
+
+def _target_gradient(ctx: Any, input: torch.Tensor, target: torch.Tensor, grad_output: torch.Tensor
+                     ) -> torch.Tensor:
+    """d/dtarget from torch.ops.lossgrad.kl_div_target_backward (aclnnKlDivTargetBackward, where torch_npu routes
+    kl_div's target derivative) on the parts aclnn runs it; on 310P and Atlas 910, which refuse it, and with
+    torch.func's transforms around, torch's own gradient (a torch.func.vjp)."""
+    from ...registry import get_op
+    from ...torch.ops import current_soc
+    from ...socs import get_soc
+
+    target_op = get_op("kl_div_target")  # the op folder ops/kl_div_target
+    runs_here = input.device.type != "cpu" or target_op.ours_support[get_soc(current_soc()).line]
+    if runs_here:
+        reduction, grad = _batchmean_as_aclnn(ctx.reduction, grad_output, input, target)
+        compute = compute_dtype(grad, input, target)
+        return backward_op(target_op.name)(grad.to(compute), input.to(compute), target.to(compute), reduction,
+                                           ctx.log_target, out_dtype=compute).to(target.dtype)
+    with torch.autocast(input.device.type, dtype=ctx.autocast_dtype, enabled=ctx.autocast):  # as forward
+        _, vjp = torch.func.vjp(lambda t: F.kl_div(input, t, reduction=ctx.reduction, log_target=ctx.log_target),
+                                target)
+    (grad_target,) = vjp(grad_output)
+    return grad_target
 
 
 def kl_div(input: torch.Tensor, target: torch.Tensor, size_average: bool | None = None, reduce: bool | None = None,
            reduction: str = "mean", log_target: bool = False) -> torch.Tensor:
-    """``torch.nn.functional.kl_div``; the input gradient comes from ``torch.ops.lossgrad.kl_div_backward``."""
+    """``torch.nn.functional.kl_div``; the input gradient comes from ``torch.ops.lossgrad.kl_div_backward``, the
+    target gradient from ``torch.ops.lossgrad.kl_div_target_backward`` (torch's own on 310P and Atlas 910)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     return _KlDiv.apply(input, target, reduction, bool(log_target))
 
