@@ -48,8 +48,10 @@ def _written_plan(tmp_path: Path, flow: str, soc: str, op_name: str, mode: str) 
 def test_legacy_runners_compile(tmp_path: Path, family: str) -> None:
     """The tikicpulib and ACL runners of the legacy flow, against the fake CANN host headers."""
     soc = FAMILY_SOCS[family]
-    # the ops in rotation, the newest first: an op with optional inputs ("-" for an absent one) is among them
-    op_name = list(OPS)[(sorted(FAMILY_SOCS).index(family) - 1) % len(OPS)]
+    # the ops that run on the family in rotation, the newest first: an op with optional inputs ("-" for an absent
+    # one) is among them
+    here = [name for name, op in OPS.items() if op.ours_support[get_soc(soc).line]]
+    op_name = here[(sorted(FAMILY_SOCS).index(family) - 1) % len(here)]
     mode = "cpu" if family == "950" else "npu"
     plan = _written_plan(tmp_path, "launch-legacy", soc, op_name, mode)
     launch = plan.project_dir / "launch"
@@ -64,6 +66,18 @@ def test_legacy_runners_compile(tmp_path: Path, family: str) -> None:
     acl_main = next(launch.glob("*_acl_main.cpp")).read_text()
     assert f"aclrtlaunch_{OPS[op_name].entry_name}(" in acl_main
     assert "LG_CHECK(aclrtSynchronizeStream(stream));" in acl_main
+
+
+def test_a_launch_build_of_an_op_aclnn_refuses_on_the_part_is_refused(tmp_path: Path) -> None:
+    refused = [op for op in OPS.values() if not op.ours_support["310P"]]
+    if not refused:
+        pytest.skip("every op runs on 310P")
+    with pytest.raises(project.PlanError, match="aclnn refuses every dtype"):
+        project.plan_build("launch-legacy", "Ascend310P3", refused[:1], out=tmp_path / "out", run_mode="npu")
+    first = next(op for op in OPS.values() if op.ours_support["310P"])
+    both = project.plan_build("launch-legacy", "Ascend310P3", [first, refused[0]],
+                              out=tmp_path / "out2", run_mode="npu")
+    assert both.ops == (first,) and any("left out" in n for n in both.notes)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILY_SOCS))
@@ -146,8 +160,9 @@ def test_real_kernel_compiles_in_launch_flow(tmp_path: Path, real_kernels: None,
     """The wrapper a launch build compiles, around the REAL rendered kernel, with only what the devkit defines: no
     GET_TILING_DATA, REGISTER_TILING_DEFAULT or TILING_KEY_IS (devkit_standin/kernel_operator.h)."""
     i = _CASES.index((flow, family))
-    op_name = list(OPS)[(i + (i >= len(_ARCH_FAMILIES))) % len(OPS)]  # the second flow shifts by one arch
     soc = FAMILY_SOCS[family]
+    here = [name for name, op in OPS.items() if op.ours_support[get_soc(soc).line]]  # the ops the part runs
+    op_name = here[(i + (i >= len(_ARCH_FAMILIES))) % len(here)]  # the second flow shifts by one arch
     plan = _written_plan(tmp_path, flow, soc, op_name, "cpu" if flow == "launch-legacy" else "npu")
     assert "REGISTER_TILING_DEFAULT" in (plan.project_dir / "op_kernel" / f"{OPS[op_name].entry_name}.cpp").read_text()
     v = plan.variants[(7 * i) % len(plan.variants)]  # vary the key and dtype combination too

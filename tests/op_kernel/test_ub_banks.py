@@ -11,7 +11,7 @@ import functools
 import numpy as np
 import pytest
 
-from lossgrad.registry import OPS, get_op
+from lossgrad.registry import OPS, get_op, op_part
 from lossgrad.runners.twin import run_twin
 from lossgrad.socs import VERIFY_DEFAULT_SOCS, get_soc
 from lossgrad.timing.events import VEC
@@ -24,13 +24,16 @@ MAX_BROADCAST_SHARE = 0.05  # measured: at most 2.9% (910B1, 2026-11-24; 21-62% 
 
 
 @functools.lru_cache(maxsize=None)
-def _conflicting_share(op: str, soc: str, dtype: str, shapes: tuple, reduction: str = "none") -> tuple[int, int]:
+def _conflicting_share(op: str, soc: str, dtype: str, shapes: tuple, reduction: str = "none",
+                       log_target: bool | None = None) -> tuple[int, int]:
     """(repeats of vector instructions with a read-read or read-write bank conflict, all repeats), every core."""
     import ml_dtypes
     dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(0.5, 2.0, s).astype(dt) for s in shapes]
-    report = run_twin(validate(op, *arrays, *get_op(op).absent_optional, reduction, soc=soc), timing=True).report
+    attrs = None if log_target is None else {"log_target": log_target}
+    report = run_twin(validate(op, *arrays, *get_op(op).absent_optional, reduction, attrs, soc=soc),
+                      timing=True).report
     log = report.events
     conflicting = total = 0
     for core in log.cores:
@@ -56,7 +59,13 @@ def test_the_banked_parts_are_the_default_a2_a3_ones():
 def test_same_shape_calls_have_no_bank_conflicts(op: str, dtype: str, soc: str):
     conflicting, total = _conflicting_share(op, soc, dtype, ((256, 1024),) * 3)
     assert total > 0
-    assert conflicting == 0
+    # an instruction the op's facts name (SAME_SHAPE_BANK_CONFLICTS, with why) conflicts on each of its repeats: one
+    # float32 pass over the call, 256 * 1024 / 64 repeats, and up to 5% more where tiles end mid-repeat
+    allowed = getattr(op_part(op, "test_facts"), "SAME_SHAPE_BANK_CONFLICTS", {})
+    assert conflicting <= len(allowed) * 1.05 * 256 * 1024 / 64, (conflicting, total)
+    if "log_target" in {a.name for a in get_op(op).attrs}:  # the other path of the body: no conflict there
+        assert _conflicting_share(op, soc, dtype, ((256, 1024),) * 3, "none", True)[0] <= \
+            sum("logTarget false" not in k for k in allowed) * 1.05 * 256 * 1024 / 64
 
 
 def test_a_scalar_gradient_has_no_bank_conflicts():

@@ -233,7 +233,8 @@ def test_mse_dtype_checked_before_reduction() -> None:
 def test_each_dtype_checked(op: str, role: int) -> None:
     args = [arr(), arr(), arr()]
     args[role] = arr(dtype=I32)
-    expect(err(op, *args), 161002, NAMES[op][role], "int32", "not supported")
+    # a given float32 out: where out defaults to target's dtype, an int32 target would fail the cast check first
+    expect(err(op, *args, out_dtype="float32"), 161002, NAMES[op][role], "int32", "not supported")
 
 
 def test_kl_self_must_cast_to_out() -> None:
@@ -536,10 +537,74 @@ OUT_IS_TARGET = ops_where(lambda o: Check.OUT_TARGET_DTYPE in o.checks)
 @pytest.mark.parametrize("op", OUT_IS_TARGET)
 def test_out_dtype_is_target_s(op: str) -> None:
     # given: it must equal target's, after each dtype's support and before the shapes (aclnn's CheckDtypeValid)
-    expect(err(op, arr(()), arr((3,)), arr((3,)), out_dtype="float16"), 161002, "out", "float16", "target")
-    expect(err(op, arr(()), arr((3,)), arr((4,)), out_dtype="float16"), 161002, "out", "target")
-    expect(err(op, arr(()), arr((3,)), arr((3,), np.int32)), 161002, "target", "int32")  # support first
+    out = get_op(op).output_param
+    expect(err(op, arr(()), arr((3,)), arr((3,)), out_dtype="float16"), 161002, out, "float16", "target")
+    expect(err(op, arr(()), arr((3,)), arr((4,)), out_dtype="float16"), 161002, out, "target")
+    if _first_out_dtype_check(get_op(op)) is Check.SELF_CASTS_TO_OUT:  # KlDivTarget: CanCast(self -> out) first
+        expect(err(op, arr(()), arr((3,)), arr((3,), np.int32)), 161002, out, "cannot be cast", "int32")
+    else:
+        expect(err(op, arr(()), arr((3,)), arr((3,), np.int32)), 161002, "target", "int32")  # support first
     # not given: target's, even where the promoted dtype is wider (the kernel rounds once, to out's dtype)
     call = ok(op, arr((), np.float32), arr((3,), np.float32), arr((3,), np.float16))
     assert call.out_dtype.label == "float16"
     assert ok(op, arr(()), arr((3,)), arr((3,), np.float16), out_dtype="float16").out_dtype.label == "float16"
+
+
+# -- KlDivTarget (new_ops_semantics §4.3, §4.4; the UT cases of ops-nn's
+#    loss/kl_div_target_loss_grad/tests/ut/op_api/test_aclnn_kl_div_target_backward.cpp) ----------------------------
+
+KLT = get_op("kl_div_target").name
+
+
+@pytest.mark.parametrize("soc", BF16_REJECTED)
+@pytest.mark.parametrize("dtype", [F, H])
+def test_klt_every_dtype_is_refused_on_310p_and_910(soc: str, dtype: Any) -> None:
+    # the op_api's dtype list is empty there: the first tensor checked, gradOutput, fails
+    expect(err(KLT, arr(dtype=dtype), arr(dtype=dtype), arr(dtype=dtype), soc=soc), 161002, "gradOutput",
+           "not supported", "none")
+
+
+def test_klt_out_dtype_must_be_targets() -> None:
+    expect(err(KLT, arr(dtype=H), arr(dtype=H), arr(dtype=H), out_dtype="float32"), 161002, "gradTarget",
+           "must equal", "target")
+    assert ok(KLT, arr(dtype=H), arr(), arr(dtype=H)).out_dtype.label == "float16"  # UT: f16/f32/f16 -> f16 out
+    assert ok(KLT, arr(), arr(), arr(dtype=B)).out_dtype.label == "bfloat16"  # the default: target's
+
+
+def test_klt_self_must_cast_to_out() -> None:
+    expect(err(KLT, out_dtype="int32"), 161002, "gradTarget", "self's dtype", "cannot be cast")
+
+
+@pytest.mark.parametrize("role", range(3))
+def test_klt_rank_nine_is_refused_even_with_an_empty_self(role: int) -> None:
+    shapes = [(1,), (0,), (1,)]
+    shapes[role] = (1,) * 8 + ((0,) if role == 1 else (1,))
+    expect(err(KLT, *(arr(s) for s in shapes)), 161002, "rank", "exceeds")
+
+
+def test_klt_shapes() -> None:
+    expect(err(KLT, arr(()), arr((2, 3)), arr((4, 3))), 161002, "self", "target", "not broadcastable")
+    expect(err(KLT, arr((4, 1, 3)), arr((2, 3)), arr((1, 3))), 161002, "gradOutput", "without enlarging")
+    expect(err(KLT, arr(()), arr((2, 3)), arr((1, 3)), out_shape=(2, 3)), 161002, "gradTarget", "target's shape")
+    # the UT's broadcasts: the output is target's shape, summed over the axes self broadcasts it along
+    for g, s, t in (((3, 1), (3, 5), (3, 1)), ((3, 1, 1), (6, 3, 1, 7), (3, 5, 1))):
+        call = ok(KLT, arr(g), arr(s), arr(t), "sum")
+        assert call.out_shape == t and call.iter_shape == np.broadcast_shapes(s, t)
+
+
+def test_klt_reduction_is_not_validated() -> None:
+    assert ok(KLT, reduction=6).reduction is Reduction.NONE  # UT: reduction 6 -> success, as none
+
+
+def test_klt_empty_self_writes_zeros_of_targets_shape() -> None:
+    call = ok(KLT, arr(()), arr((0, 3)), arr((1, 3)), "mean")
+    assert not call.launch and call.out_shape == (1, 3)
+    out = golden.kl_div_target_backward(arr(()), arr((0, 3)), arr((1, 3)), "mean")
+    assert out.shape == (1, 3) and not out.any()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "batchmean", "sum"])
+def test_klt_empty_broadcast_with_a_non_empty_self_is_an_empty_output(reduction: str) -> None:
+    # A2/A3's l0 composition runs on the empty tensors: no tiling refuses the zero divisor (unlike KL's kernel)
+    call = ok(KLT, arr(()), arr((1, 3)), arr((0, 3)), reduction)
+    assert not call.launch and call.out_shape == (0, 3)

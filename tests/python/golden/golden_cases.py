@@ -193,9 +193,11 @@ def _case(rng: np.random.Generator, op: str, index: int) -> Case:
     dts = _dtypes(rng, op)
     reduction = _reduction(rng, op)
     empty_roll = rng.random()
-    if get_op(op).output_shape is OutputShape.SELF:  # out has self's shape: target's sum is reduced onto it
+    if get_op(op).reduced_onto:  # out has self's (target's) shape: the other's sum is reduced onto it
         empty = "self" if empty_roll < 0.04 else ("target" if empty_roll < 0.08 else "")
         g, s, t = _kl_shapes(rng, empty)
+        if get_op(op).reduced_onto == "target":  # the same shapes with self and target traded
+            s, t = t, s
         st = tuple(np.broadcast_shapes(s, t))
         if math.prod(s) and not math.prod(st) and reduction in ("mean", 1, "batchmean", 3):
             reduction = "sum"  # a mean over an empty space is aclnn's tiling error, tested separately

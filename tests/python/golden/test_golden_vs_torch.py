@@ -65,6 +65,8 @@ def expected_out(case: Case) -> tuple[tuple[int, ...], str]:
     spec = get_op(case.op)
     if spec.output_shape is OutputShape.SELF:
         return case.self_.shape, case.out_dtype or s
+    if spec.output_shape is OutputShape.TARGET:
+        return case.target.shape, case.out_dtype or t
     present = [x for x in case.tensors if x is not None]
     shape = tuple(np.broadcast_shapes(*(x.shape for x in present)))
     default = _promote(_promote(g, s), t)

@@ -95,6 +95,19 @@ print(json.dumps({{"ops": list(OPS), "equal": bool(np.array_equal(ours, theirs, 
 
 def test_the_copy_has_a_torch_drop_in(copied_checkout: Path) -> None:
     pytest.importorskip("torch")
+    from lossgrad.registry import op_part
+
+    if op_part(ORIGINAL, "torch_facts").LOSS is None:  # a gradient another op's drop-in takes (KlDivTarget's)
+        script = f"""
+import torch, lossgrad.torch as lt
+out = getattr(lt, {_rename(ORIGINAL.name)!r})(torch.rand(4, 6), torch.rand(4, 6), torch.rand(4, 6) + 0.5, "sum")
+assert hasattr(torch.ops.lossgrad, {_rename(ORIGINAL.name)!r}) and {_rename(ORIGINAL.name)!r} in lt.__all__
+print("ok", tuple(out.shape) == (4, 6) and bool(torch.isfinite(out).all()))
+"""
+        r = _run(copied_checkout, "-c", script)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert r.stdout.split() == ["ok", "True"]
+        return
     function = ORIGINAL.name.removesuffix("_backward").replace(ORIGINAL.template, COPY, 1)
     script = f"""
 import torch, lossgrad.torch as lt

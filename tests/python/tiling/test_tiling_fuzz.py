@@ -34,7 +34,7 @@ import pytest
 
 from lossgrad.dtypes import KERNEL_DTYPES
 from lossgrad.errors import LossGradError
-from lossgrad.registry import INPUT_ROLES, MAX_RANK, OPS, Check, OpSpec, OutputShape, Reduction
+from lossgrad.registry import INPUT_ROLES, MAX_RANK, OPS, Check, OpSpec, OutputShape, Reduction, runs_on
 from lossgrad.socs import ARCHS, SOCS, Fact, Soc
 from lossgrad.tiling import (MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, TilingPlan, _sizes, plan, problem_from_call)
 from lossgrad.tiling import data as td
@@ -84,13 +84,13 @@ def _shape(rng: random.Random, full: list[int], keep_p: float) -> tuple[int, ...
 
 
 def _case(rng: random.Random, op: OpSpec) -> dict[str, Any]:
-    soc = rng.choice(list(SOCS.values()))
+    soc = rng.choice([s for s in SOCS.values() if runs_on(op, s)])  # KlDivTarget: not on 310P/910
     rank = rng.choices(range(MAX_RANK + 1), weights=(3, 12, 12, 9, 6, 4, 3, 2, 1))[0]
     full = _dims(rng, rank)
     keep = rng.choice((1.0, 1.0, 0.8, 0.5, 0.3))
     shapes = {r: _shape(rng, full, keep if rng.random() < 0.7 else 1.0) for r in ("grad", "self", "target")}
-    if op.output_shape is OutputShape.SELF and rng.random() < 0.5:  # KL: reduce over dims self lacks
-        shapes["target"] = tuple(full)
+    if op.reduced_onto and rng.random() < 0.5:  # KL (KlDivTarget): reduce over dims self (target) lacks
+        shapes["target" if op.reduced_onto == "self" else "self"] = tuple(full)
         shapes["grad"] = _shape(rng, full, 0.7)
     supported = [d for d in op.supported_dtypes(soc.arch.npu_arch) if d in KERNEL_DTYPES]
     one = rng.choice(supported)
