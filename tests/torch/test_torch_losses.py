@@ -18,7 +18,7 @@ import lossgrad.torch as lt  # noqa: E402
 from _torch_support import (DTYPES, assert_within_standard, drop_in_losses, drop_in_ops, op_fact,  # noqa: E402
                             probabilities, rand)
 
-from lossgrad.registry import OPS, OutputShape, op_part  # noqa: E402
+from lossgrad.registry import OPS, OutputShape, get_op, op_part  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using a target size:UserWarning",
                                         "ignore:reduction. 'mean' divides:UserWarning")
@@ -201,6 +201,24 @@ def test_double_backward_matches_torch(loss: str) -> None:
 
     for ours, ref in zip(hvp(ours_fn, torch.float32), hvp(torch_fn, torch.float64)):
         assert_within_standard(ours, ref, f"{loss} second derivative")
+
+
+@pytest.mark.parametrize("loss", [label for label, (*_, op) in LOSSES.items()
+                                  if op_fact(op, "TARGET_GRAD", "kernel") == "target_kernel"])
+def test_target_gradient_double_backward_matches_torch(loss: str, kernel_calls: list[str]) -> None:
+    """create_graph=True through the target gradient's own op (kl_div's: KlDivTarget's registered derivative), with
+    target broadcast along the rows: Hessian-vector products with respect to input and target equal torch's."""
+    ours_fn, torch_fn, kw, op = LOSSES[loss]
+    x, t, v = rand((3, 4), torch.float32, 1), rand((4,), torch.float32, 2).abs() + 0.1, rand((4,), torch.float32, 3)
+
+    def hvp(fn: Callable[..., Any], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        xx, tt = x.to(dtype).requires_grad_(), t.to(dtype).requires_grad_()
+        (gt,) = torch.autograd.grad(fn(xx, tt, reduction="mean", **kw), tt, create_graph=True)
+        return torch.autograd.grad((gt * v.to(dtype)).sum(), (xx, tt), materialize_grads=True)
+
+    for ours, ref in zip(hvp(ours_fn, torch.float32), hvp(torch_fn, torch.float64)):
+        assert_within_standard(ours, ref, f"{loss} second derivative through the target gradient")
+    assert kernel_calls.count(get_op("kl_div_target").name) == 1  # the target gradient came from the op
 
 
 def test_soc_in_effect_at_backward_time(monkeypatch: pytest.MonkeyPatch) -> None:
