@@ -18,7 +18,7 @@ import click
 
 from . import bench as twin_bench
 from .errors import BackendUnavailable, LossGradError, OutputTooLarge
-from .registry import OPS, ROLES, get_op, short_names
+from .registry import OPS, ROLES, get_op, runs_on, short_names
 from .runners import BACKENDS
 from .socs import DEFAULT_SOC, SOCS, VERIFY_DEFAULT_SOCS, aliases_of, get_soc, soc_record
 from .twin.build import CacheDirError
@@ -253,8 +253,11 @@ def verify(socs: tuple[tuple[str, ...], ...], ops: tuple[str, ...], full: bool, 
     if limit is not None:
         cases = cases[:limit]
     if not cases:  # never report success having verified nothing
+        refused = [f"{op} on {soc}" for op in (ops or []) for soc in names if not runs_on(op, soc)]
         why = ("the case table has no rows" if case_file and not ops and not socs and limit is None
-               else "--limit 0" if limit == 0 else "the --op/--soc filters select none of its cases")
+               else "--limit 0" if limit == 0
+               else f"aclnn refuses every dtype of {', '.join(refused)}" if refused and not case_file
+               else "the --op/--soc filters select none of its cases")
         raise click.ClickException(f"no case to verify: {why}")
     if export_cases:
         from .outputs import write_new

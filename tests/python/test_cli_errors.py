@@ -63,6 +63,7 @@ def table(tmp_path: Path, *rows: str, header: str = HEADER) -> str:
     (["--limit", "-1"], 2, "--limit"),
     (["--limit", "x"], 2, "--limit"),
     (["--op", "l1", "--limit", "0"], 1, "no case to verify"),
+    (["--op", "kl_div_target", "--soc", "310P"], 1, "aclnn refuses every dtype of kl_div_target_backward on"),
     (["--jobs", "0"], 2, "--jobs"),
     (["-j", "-1"], 2, "--jobs"),
     (["--backend", "bogus"], 2, "--backend"),
