@@ -34,7 +34,8 @@ def ORACLE(g: np.ndarray, s: np.ndarray, t: np.ndarray, reduction: str, attrs: M
     if not attrs["log_target"]:
         # aclnn's g' * ln(t) is NaN for t < 0 even where g' = 0; torch's xlogy gradient, xlogy(g, t), is 0 there
         # (docs/semantics.md, KlDivTarget differences from PyTorch)
-        grad = np.where(t < 0, np.nan, grad)
+        with np.errstate(invalid="ignore"):  # a NaN target compares false: its NaN stays
+            grad = np.where(t < 0, np.nan, grad)
     return grad
 
 
