@@ -53,6 +53,8 @@ class Comparison:
     passed_mixed: bool
     passed: bool              # the verdict of `standard`
     order_dependent: int = 0  # elements left unjudged: their float32 sum may overflow either way (slack Inf)
+    within_slack: int = 0     # elements whose error the float32-summation allowance took (slack), and the largest
+    raw_max_abs_err: float = 0.0  # error before it
 
     def describe(self) -> str:
         verdict = "PASS" if self.passed else "FAIL"
@@ -62,7 +64,9 @@ class Comparison:
                 f"NaN/Inf mismatches={self.special_mismatches}"
                 + (f"; small-value region {self.small_values} (failures {self.small_value_failures})"
                    if self.small_values else "")
-                + (f"; {self.order_dependent} order-dependent (not judged)" if self.order_dependent else ""))
+                + (f"; {self.order_dependent} order-dependent (not judged)" if self.order_dependent else "")
+                + (f"; {self.within_slack} within the float32-sum allowance (raw max|err|={self.raw_max_abs_err:.3g})"
+                   if self.within_slack else ""))
 
 
 def _as_f64(x: np.ndarray) -> np.ndarray:
@@ -102,7 +106,9 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standa
     finite = np.isfinite(g)
     ga, aa = g[finite], a[finite]
     with np.errstate(invalid="ignore", over="ignore"):
-        err = np.where(np.isfinite(aa), np.maximum(np.abs(aa - ga) - free[finite], 0.0), np.inf)
+        raw = np.where(np.isfinite(aa), np.abs(aa - ga), np.inf)
+    err = np.maximum(raw - free[finite], 0.0)
+    taken = int(np.count_nonzero((raw > 0) & (err == 0)))
     n = int(ga.size)
     small = np.abs(ga) < SMALL_VALUE_BOUND[d] if small_values else np.zeros(n, dtype=bool)
     small_fail = int(np.count_nonzero(err[small] > SMALL_VALUE_ERROR[d]))
@@ -118,4 +124,5 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: "DType | str", standa
                       small_values=int(np.count_nonzero(small)), small_value_failures=small_fail,
                       passed_experimental=bool(ok_exp), passed_mixed=bool(ok_mixed),
                       passed=bool(ok_exp if standard == "experimental" else ok_mixed),
-                      order_dependent=int(judged.size - np.count_nonzero(judged)))
+                      order_dependent=int(judged.size - np.count_nonzero(judged)), within_slack=taken,
+                      raw_max_abs_err=float(raw.max()) if n else 0.0)

@@ -112,3 +112,17 @@ def test_bad_arguments() -> None:
         compare(np.ones(1), np.ones(1), "int32")
     with pytest.raises(ValueError, match="shape"):
         compare(np.ones(2), np.ones(3), "float32")
+
+
+def test_slack_takes_only_the_summation_allowance() -> None:
+    golden = np.array([1.0, 2.0, 3.0, 0.0], np.float32)
+    slack = np.array([1e-3, 1e-3, 0.0, np.inf])
+    within = np.array([1.0005, 2.0, 3.0, np.nan], np.float32)  # the first within its allowance, the last unjudged
+    c = compare(within, golden, "float32", slack=slack)
+    assert c.passed and c.count == 3 and c.order_dependent == 1 and c.within_slack == 1
+    assert c.raw_max_abs_err > 4e-4 and c.mere == 0 and "within the float32-sum allowance" in c.describe()
+    beyond = np.array([1.01, 2.0, 3.0, 0.0], np.float32)  # 1e-2 off where 1e-3 is allowed: judged on the rest
+    c = compare(beyond, golden, "float32", slack=slack)
+    assert not c.passed and abs(c.max_abs_err - (0.01 - 1e-3)) < 1e-6
+    nan = np.array([np.nan, 2.0, 3.0, 0.0], np.float32)  # an allowance never covers a NaN where the sum is finite
+    assert not compare(nan, golden, "float32", slack=slack).passed
