@@ -723,8 +723,7 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
     }
     if (rule != tb::kDivisorNone) {
         const uint64_t n = Divisor(rule, outs, caller[kSelf], p->iter);
-        const bool empty = std::find(p->iter.dims, p->iter.dims + p->iter.rank, uint64_t{0}) != p->iter.dims + p->iter.rank;
-        if (n == 0 && (op.emptyMeanRefused || !empty)) {  // else nothing runs: KlDivTarget's empty target
+        if (n == 0 && (op.emptyMeanRefused || Numel(p->iter) != 0)) {  // else nothing runs: KlDivTarget's empty target
             return Fail(out, Status::kInvalidArgument, "%s: the %s divisor is 0", op.name,
                         reduction == tb::kReductionMean ? "mean" : "batchmean");
         }

@@ -205,46 +205,38 @@ def aclnn_composition(call: Call, timing: bool = True) -> Measure:
             add_pass(f"Cast({role} {arr.dtype}->{cdt.label})", n * arr.itemsize, n * cdt.itemsize,
                      math.ceil(n * max(arr.itemsize, cdt.itemsize) / 256))
         materialised[role] = np.broadcast_to(arr.astype(cdt.np_dtype), shape).copy()
-    out_n = math.prod(call.out_shape)
+    k: Measure | None = None  # the kernel step, where aclnn has one
     if soc.arch.npu_arch in op.aclnn_l0_archs:  # no kernel: a chain of l0 launches (KlDivTarget on A2/A3)
         kout = _l0_chain(call, materialised, cdt, add_pass)
-        if kout != tuple(call.out_shape):
-            kn = math.prod(kout)
-            add_pass("ReduceSum", kn * cdt.itemsize, out_n * cdt.itemsize, math.ceil(kn * cdt.itemsize / 256))
-        if cdt != call.out_dtype:
-            add_pass(f"Cast(out {cdt.label}->{call.out_dtype.label})", out_n * cdt.itemsize,
-                     out_n * call.out_dtype.itemsize, math.ceil(out_n * 4 / 256))
-        return Measure(gm_bytes=gm, vec_repeats=repeats, vec_calls=calls, dma_calls=dmas, tiles_per_core=0,
-                       block_dim=0, launches=launches, passes=tuple(passes), event_ids_peak=0, time_us=time_us,
-                       band_us=(band[0], band[1]) if timing else None, regime=slowest[2] if timing else None,
-                       bound=slowest[1] if timing else None)
-    kprof = profile(op, *(materialised.get(i.role) for i in op.inputs), call.reduction,  # aclnn's order
-                    soc=soc, out_dtype=cdt, timing=timing, **_kernel_attrs(call))
-    k = _measure(kprof)
-    gm += k.gm_bytes
-    repeats += k.vec_repeats
-    calls += k.vec_calls
-    dmas += k.dma_calls
-    launches += 1
-    passes.append("kernel")
-    if timing:
-        assert time_us is not None and k.time_us is not None
-        time_us += k.time_us
-        assert k.band_us is not None
-        band[0] += k.band_us[0]
-        band[1] += k.band_us[1]
-        if k.time_us > slowest[0]:
-            slowest = (k.time_us, k.bound, k.regime)
-    kout = tuple(kprof.output.shape)
-    if kout != tuple(call.out_shape):  # KL: ReduceSum back to self's shape
+    else:
+        kprof = profile(op, *(materialised.get(i.role) for i in op.inputs), call.reduction,  # aclnn's order
+                        soc=soc, out_dtype=cdt, timing=timing, **_kernel_attrs(call))
+        k = _measure(kprof)
+        gm += k.gm_bytes
+        repeats += k.vec_repeats
+        calls += k.vec_calls
+        dmas += k.dma_calls
+        launches += 1
+        passes.append("kernel")
+        if timing:
+            assert time_us is not None and k.time_us is not None
+            time_us += k.time_us
+            assert k.band_us is not None
+            band[0] += k.band_us[0]
+            band[1] += k.band_us[1]
+            if k.time_us > slowest[0]:
+                slowest = (k.time_us, k.bound, k.regime)
+        kout = tuple(kprof.output.shape)
+    out_n = math.prod(call.out_shape)
+    if kout != tuple(call.out_shape):  # ReduceSum back to the output's shape (KL: self's, KlDivTarget: target's)
         kn = math.prod(kout)
         add_pass("ReduceSum", kn * cdt.itemsize, out_n * cdt.itemsize, math.ceil(kn * cdt.itemsize / 256))
     if cdt != call.out_dtype:
         add_pass(f"Cast(out {cdt.label}->{call.out_dtype.label})", out_n * cdt.itemsize,
                  out_n * call.out_dtype.itemsize, math.ceil(out_n * 4 / 256))
     return Measure(gm_bytes=gm, vec_repeats=repeats, vec_calls=calls, dma_calls=dmas,
-                   tiles_per_core=k.tiles_per_core, block_dim=k.block_dim, launches=launches, passes=tuple(passes),
-                   event_ids_peak=k.event_ids_peak, time_us=time_us,
+                   tiles_per_core=k.tiles_per_core if k else 0, block_dim=k.block_dim if k else 0, launches=launches,
+                   passes=tuple(passes), event_ids_peak=k.event_ids_peak if k else 0, time_us=time_us,
                    band_us=(band[0], band[1]) if timing else None, regime=slowest[2] if timing else None,
                    bound=slowest[1] if timing else None)
 

@@ -292,6 +292,12 @@ class OpSpec:
         return {OutputShape.SELF: "self", OutputShape.TARGET: "target"}.get(self.output_shape)
 
     @property
+    def shaped_like(self) -> str | None:
+        """The input whose shape the output has (KL and the SELF_ABSORBING ops: self, KlDivTarget: target), None
+        where it is the broadcast of all inputs."""
+        return None if self.output_shape is OutputShape.BROADCAST_ALL else self.reduced_onto or "self"
+
+    @property
     def kernel_reads_self(self) -> bool:
         """Whether the kernel reads self's values (KL reads only its shape)."""
         return self.input("self").values_read

@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes as dt
 from .dtypes import DType
 from .errors import ACLNN_ERR_INNER_TILING_ERROR, ACLNN_ERR_PARAM_INVALID, LossGradError, invalid_error, null_error
-from .registry import (MAX_RANK, Check, Divisor, EmptyRule, OpSpec, OutputShape, Reduction, arch_dtypes, get_op,
+from .registry import (MAX_RANK, Check, Divisor, EmptyRule, OpSpec, Reduction, arch_dtypes, get_op,
                        kernel_dtypes, promoted_dtype)
 from .socs import Soc, get_soc
 
@@ -241,10 +241,8 @@ class _Validator:
         ranks = {self.names[r]: a.ndim for r, a in self.arrays.items()}
         if self.given_out_shape is not None:
             ranks[self.op.output_param] = len(self.given_out_shape)
-        elif self.op.output_shape is OutputShape.TARGET:
-            ranks[self.op.output_param] = self.arrays["target"].ndim  # the out aclnn's caller allocates: target's
-        elif self.op.output_shape in (OutputShape.SELF, OutputShape.SELF_ABSORBING):
-            ranks[self.op.output_param] = self.arrays["self"].ndim  # the out aclnn's caller allocates: self's shape
+        elif self.op.shaped_like:  # the out aclnn's caller allocates: that input's shape
+            ranks[self.op.output_param] = self.arrays[self.op.shaped_like].ndim
         for name in self.op.rank_checked:
             if ranks.get(name, 0) > MAX_RANK:
                 raise invalid_error(f"{name}: rank {ranks[name]} exceeds the maximum of {MAX_RANK} dimensions")

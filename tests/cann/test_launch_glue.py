@@ -21,7 +21,7 @@ from lossgrad.cann import kernel_sources, project, runner
 from lossgrad.cann.kernel_sources import Variant, variant_for_call
 from lossgrad.cann.targets import BuildTarget
 from lossgrad.dtypes import DType
-from lossgrad.registry import OPS
+from lossgrad.registry import OPS, runs_on
 from lossgrad.runners.twin import run_twin
 from lossgrad.socs import get_soc
 from lossgrad.twin import KernelFault, run_kernel
@@ -50,7 +50,7 @@ def test_legacy_runners_compile(tmp_path: Path, family: str) -> None:
     soc = FAMILY_SOCS[family]
     # the ops that run on the family in rotation, the newest first: an op with optional inputs ("-" for an absent
     # one) is among them
-    here = [name for name, op in OPS.items() if op.ours_support[get_soc(soc).line]]
+    here = [name for name in OPS if runs_on(name, soc)]
     op_name = here[(sorted(FAMILY_SOCS).index(family) - 1) % len(here)]
     mode = "cpu" if family == "950" else "npu"
     plan = _written_plan(tmp_path, "launch-legacy", soc, op_name, mode)
@@ -161,7 +161,7 @@ def test_real_kernel_compiles_in_launch_flow(tmp_path: Path, real_kernels: None,
     GET_TILING_DATA, REGISTER_TILING_DEFAULT or TILING_KEY_IS (devkit_standin/kernel_operator.h)."""
     i = _CASES.index((flow, family))
     soc = FAMILY_SOCS[family]
-    here = [name for name, op in OPS.items() if op.ours_support[get_soc(soc).line]]  # the ops the part runs
+    here = [name for name in OPS if runs_on(name, soc)]  # the ops the part runs
     op_name = here[(i + (i >= len(_ARCH_FAMILIES))) % len(here)]  # the second flow shifts by one arch
     plan = _written_plan(tmp_path, flow, soc, op_name, "cpu" if flow == "launch-legacy" else "npu")
     assert "REGISTER_TILING_DEFAULT" in (plan.project_dir / "op_kernel" / f"{OPS[op_name].entry_name}.cpp").read_text()

@@ -28,16 +28,16 @@ OPSPEC = PACKAGE / "opspec.py"  # the vocabulary op folders declare with (and th
 FLOAT_MEMBERS = {"FLOAT32", "FLOAT16", "BFLOAT16"}
 
 
-def _per_op_words() -> dict[str, str]:
+def _per_op_words() -> dict[str, set[str]]:
     """Identifiers that name one op (or an attribute of some ops) and so belong to the registry only: each word ->
-    the ops it names ("a, b" for an attribute several ops share: KL's and KlDivTarget's logTarget)."""
+    the ops it names (several for an attribute they share: KL's and KlDivTarget's logTarget)."""
     words: dict[str, set[str]] = {}
     for op in OPS.values():
         named = {op.name, op.aclnn, op.cann_op_type, op.custom_op_type, op.entry_name}
         named |= {w for a in op.attrs for w in {a.aclnn_name, a.kernel_attr} - {a.name}}
         for word in named:
             words.setdefault(word, set()).add(op.name)
-    return {w: ", ".join(sorted(ops)) for w, ops in words.items()}
+    return words
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
@@ -84,7 +84,7 @@ def violations(source: str, filename: str, own_op: str | None = None) -> list[st
     """Per-op facts in `source`; `own_op`: the file is in that op's folder, which may state its own op's facts."""
     tree = ast.parse(source, filename)
     exempt = _exempt_nodes(tree)
-    words = {w: ops for w, ops in _per_op_words().items() if own_op not in ops.split(", ")}
+    words = {w: ", ".join(sorted(ops)) for w, ops in _per_op_words().items() if own_op not in ops}
     found = []
     for node in ast.walk(tree):
         where = f"{filename}:{getattr(node, 'lineno', '?')}"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..dtypes import DType
 from ..project_files import project_root
-from ..registry import OPS, Check, OpSpec, OutputShape
+from ..registry import OPS, Check, OpSpec
 from ..socs import product_lines, socs_in_line
 from ..tiling import cxx_tables
 from . import templates
@@ -120,10 +120,10 @@ def context(op: OpSpec) -> dict[str, object]:
                             "dtypes": _columns(u.combos, width),
                             "formats": _cpp_list(["ge::FORMAT_ND"] * len(u.combos))})
     roles = [k.role for k in op.kernel_inputs]
-    if op.output_shape is OutputShape.BROADCAST_ALL:
+    if op.shaped_like is None:
         infer_shape = {"kind": "broadcast_all"}
-    else:  # the shape of the input the op sums onto (KL: self, KlDivTarget: target), or self's (SELF_ABSORBING)
-        like_shape = roles.index(op.reduced_onto or "self")
+    else:  # that input's shape (KL and BCE: self, KlDivTarget: target)
+        like_shape = roles.index(op.shaped_like)
         infer_shape = {"kind": "same_as", "index": like_shape, "proto": op.kernel_inputs[like_shape].proto}
     if op.default_out_dtype == "promoted":
         infer_dtype = {"kind": "promoted"}

@@ -75,15 +75,13 @@ def _batchmean_as_aclnn(reduction: str, grad: torch.Tensor, input: torch.Tensor,
 def _target_gradient(ctx: Any, input: torch.Tensor, target: torch.Tensor, grad_output: torch.Tensor
                      ) -> torch.Tensor:
     """d/dtarget from torch.ops.lossgrad.kl_div_target_backward (aclnnKlDivTargetBackward, where torch_npu routes
-    kl_div's target derivative) on the parts aclnn runs it; on 310P and Atlas 910, which refuse it, and with
-    torch.func's transforms around, torch's own gradient (a torch.func.vjp)."""
-    from ...registry import get_op
+    kl_div's target derivative) on the parts aclnn runs it; on 310P and Atlas 910, which refuse it, torch's own
+    gradient (a torch.func.vjp, which composes with torch.func's transforms)."""
+    from ...registry import get_op, runs_on
     from ...torch.ops import current_soc
-    from ...socs import get_soc
 
     target_op = get_op("kl_div_target")  # the op folder ops/kl_div_target
-    runs_here = input.device.type != "cpu" or target_op.ours_support[get_soc(current_soc()).line]
-    if runs_here:
+    if input.device.type != "cpu" or runs_on(target_op, current_soc()):
         reduction, grad = _batchmean_as_aclnn(ctx.reduction, grad_output, input, target)
         compute = compute_dtype(grad, input, target)
         return backward_op(target_op.name)(grad.to(compute), input.to(compute), target.to(compute), reduction,
