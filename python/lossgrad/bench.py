@@ -53,6 +53,14 @@ STRESS: tuple[tuple[OpSpec, str, Shapes], ...] = (
     (get_op("smooth_l1"), "same shapes (256,4096)", ((256, 4096), (256, 4096), (256, 4096))),
 )
 
+# The training shapes of the kernel-balance issue (28): each op and dtype, same shapes beside a row-broadcast target
+# and a scalar gradOutput (`lossgrad bench --scenarios training`), judged by TRAINING_ROOF_RATIO.
+TRAINING_SHAPES: tuple[tuple[int, ...], ...] = ((8192, 4096), (32, 1024, 1024))
+# Modelled time at most this multiple of the roofline: Atlas 910 (1001) is looser, its vector costs being A2's
+# (docs/timing.md) and its bodies taking signs and clamps without compares.
+TRAINING_ROOF_RATIO = {1001: 1.5}
+DEFAULT_ROOF_RATIO = 1.2
+
 
 @dataclass(frozen=True)
 class Measure:
@@ -84,7 +92,7 @@ class Row:
     elements: int                      # broadcast (iteration) elements
     roofline_us: float | None          # the HBM time of the call's minimum GM bytes (Timing.roofline_us)
     ours: Measure
-    aclnn: Measure
+    aclnn: Measure | None              # None: aclnn's composition not modelled (--no-aclnn)
 
     def pct_roofline(self, m: Measure) -> float | None:
         if m.time_us is None or not self.roofline_us:
@@ -109,12 +117,13 @@ class Row:
                     "regime": m.regime, "bound": m.bound, "pct_roofline": self.pct_roofline(m),
                     "pct_roofline_band": self.pct_roofline_band(m)}
 
+        a = self.aclnn
         return {"op": self.op, "scenario": self.scenario, "soc": self.soc, "shapes": [list(s) for s in self.shapes],
                 "dtypes": list(self.dtypes), "elements": n, "roofline_us": self.roofline_us,
-                "ours": side(self.ours), "aclnn_composition": side(self.aclnn),
-                "traffic_ratio": self.aclnn.gm_bytes / self.ours.gm_bytes if self.ours.gm_bytes else None,
-                "speedup": (self.aclnn.time_us / self.ours.time_us
-                            if self.ours.time_us and self.aclnn.time_us else None)}
+                "ours": side(self.ours), "aclnn_composition": None if a is None else side(a),
+                "traffic_ratio": a.gm_bytes / self.ours.gm_bytes if a is not None and self.ours.gm_bytes else None,
+                "speedup": (a.time_us / self.ours.time_us
+                            if a is not None and self.ours.time_us and a.time_us else None)}
 
 
 def scenarios(op: OpSpec, n: int) -> dict[str, Shapes]:
@@ -133,6 +142,23 @@ def scenarios(op: OpSpec, n: int) -> dict[str, Shapes]:
     elif op.reduced_onto == "target":
         out["target broadcast (sums back)"] = ((rows, cols), (rows, cols), (rows, 1))
     return {k: v for k, v in out.items() if shapes_accepted(op, *v)}  # BCEWithLogits: target must be self's shape
+
+
+def training_scenarios(op: OpSpec) -> dict[str, Shapes]:
+    """The training shapes, each as same shapes, a row-broadcast target and a scalar gradOutput (grad, self, target),
+    where aclnn accepts them."""
+    out: dict[str, Shapes] = {}
+    for s in TRAINING_SHAPES:
+        name = "x".join(map(str, s))
+        out[f"{name} same shapes"] = (s, s, s)
+        out[f"{name} target row-broadcast"] = (s, s, s[-1:])
+        out[f"{name} grad scalar"] = ((), s, s)
+    return {k: v for k, v in out.items() if shapes_accepted(op, *v)}
+
+
+def roof_ratio(soc: str) -> float:
+    """The most modelled time the training scenarios may take, as a multiple of the call's roofline."""
+    return TRAINING_ROOF_RATIO.get(get_soc(soc).arch.npu_arch, DEFAULT_ROOF_RATIO)
 
 
 def _measure(p: Profile, passes: tuple[str, ...] = ("kernel",)) -> Measure:
@@ -270,9 +296,9 @@ def _kernel_attrs(call: Call) -> dict[str, Any]:
 
 
 def run_case(op: "str | OpSpec", scenario: str, arrays: Sequence[np.ndarray], reduction: Any, soc: str,
-             timing: bool = True, progress: "Progress | None" = None, **attrs: Any) -> Row:
-    """One row: our kernel, then aclnn's composition for the same call. `progress(side)` is told which side starts
-    ("ours", then "aclnn composition")."""
+             timing: bool = True, progress: "Progress | None" = None, with_aclnn: bool = True, **attrs: Any) -> Row:
+    """One row: our kernel, then (`with_aclnn`) aclnn's composition for the same call. `progress(side)` is told which
+    side starts ("ours", then "aclnn composition")."""
     spec = get_op(op)
     with muted():  # the caller reports progress (bench's own lines); compiles and launches stay quiet
         if progress is not None:
@@ -284,9 +310,11 @@ def run_case(op: "str | OpSpec", scenario: str, arrays: Sequence[np.ndarray], re
             raise BenchError(f"{spec.name} ({scenario}, {soc}): aclnn returns before launching (an empty tensor): "
                              "nothing to time")
         m = _measure(ours)
-        if progress is not None:
-            progress("aclnn composition")
-        aclnn = aclnn_composition(call, timing=timing)
+        aclnn = None
+        if with_aclnn:
+            if progress is not None:
+                progress("aclnn composition")
+            aclnn = aclnn_composition(call, timing=timing)
     return Row(op=spec.name, scenario=scenario, soc=call.soc.name,
                shapes=tuple(tuple(a.shape) for a in arrays),  # type: ignore[arg-type]
                dtypes=tuple(dt.from_numpy(a.dtype).label for a in arrays),  # type: ignore[arg-type]
@@ -360,6 +388,44 @@ def stress_cases(ops: list[str] | None = None, soc: str = DEFAULT_SOC, dtype: DT
     return cases
 
 
+def training_cases(ops: list[str] | None = None, soc: str = DEFAULT_SOC, dtype: DType | None = None) -> list[Case]:
+    """The training scenarios of each op in every dtype it supports on the SoC (or only `dtype`, where supported),
+    reduction none."""
+    arch = get_soc(soc).arch.npu_arch
+    cases = []
+    for name in ops or list(OPS):
+        op = get_op(name)
+        for d in op.supported_dtypes(arch):
+            if dtype is not None and d != dtype:
+                continue
+            for scenario, shapes in training_scenarios(op).items():
+                cases.append(Case(op, scenario, shapes, (d,) * 3, "none", soc))
+    return cases
+
+
+def training_misses(rows: Sequence[Row]) -> list[tuple[Row, str]]:
+    """What the training scenarios' rows miss, each with its row: modelled time beyond the SoC's roof_ratio of the
+    roofline, or a broadcast call slower than the same op's same-shape call of its shape and dtype. Empty when every
+    row holds."""
+    def key(r: Row) -> tuple:
+        return (r.soc, r.op, r.dtypes[1], r.scenario.split()[0])  # the shape's name leads the scenario
+
+    same = {key(r): r.ours.time_us for r in rows if r.scenario.endswith("same shapes")}
+    misses = []
+    for r in rows:
+        t = r.ours.time_us
+        if t is None or not r.roofline_us:
+            continue
+        bound = roof_ratio(r.soc)
+        if t > bound * r.roofline_us:
+            misses.append((r, f"{t:.1f} us, {t / r.roofline_us:.2f}x the roofline ({r.roofline_us:.1f} us; "
+                              f"bound {bound}x)"))
+        s = same.get(key(r))
+        if s is not None and not r.scenario.endswith("same shapes") and t > s:
+            misses.append((r, f"{t:.1f} us, slower than the same-shape call ({s:.1f} us)"))
+    return misses
+
+
 def check(cases: Sequence[Case]) -> None:
     """Validate every case before any runs (on shape-only arrays: no memory, no kernel): a call aclnn refuses raises
     its LossGradError naming the op, scenario and SoC, and a call that launches nothing (aclnn returns at once for
@@ -379,7 +445,7 @@ def check(cases: Sequence[Case]) -> None:
 
 
 def run_cases(cases: Sequence[Case], timing: bool = True,
-              progress: "Callable[[Case, str], None] | None" = None) -> list[Row]:
+              progress: "Callable[[Case, str], None] | None" = None, with_aclnn: bool = True) -> list[Row]:
     """Run checked cases in order, one row each; `progress(case, side)` is told what starts. Input values are drawn
     from one generator seeded 0 per call, so the same cases give the same rows."""
     rows: list[Row] = []
@@ -387,7 +453,8 @@ def run_cases(cases: Sequence[Case], timing: bool = True,
     for c in cases:
         arrays = _arrays(c.shapes, c.dtypes, rng)
         tell = None if progress is None else (lambda side, c=c: progress(c, side))
-        rows.append(run_case(c.op, c.scenario, arrays, c.reduction, c.soc, timing, progress=tell))
+        rows.append(run_case(c.op, c.scenario, arrays, c.reduction, c.soc, timing, progress=tell,
+                             with_aclnn=with_aclnn))
     return rows
 
 

@@ -553,9 +553,12 @@ def _parse_shape_triple(text: str) -> "tuple[tuple[int, ...], tuple[int, ...], t
               help=f"SoC(s), comma-separated or repeated; 'default' = every default SoC "
                    f"({', '.join(VERIFY_DEFAULT_SOCS)}). Default: {DEFAULT_SOC}.")
 @click.option("--scenarios", "scenario_set", default="default", show_default=True,
-              type=click.Choice(["default", "stress"]),
+              type=click.Choice(["default", "stress", "training"]),
               help="default: same shapes, row and column broadcast (float32 and a float16 gradOutput); stress: the "
-                   "broadcast paths a reviewer checks, each beside the same call without broadcast.")
+                   "broadcast paths a reviewer checks, each beside the same call without broadcast; training: "
+                   "(8192,4096) and (32,1024,1024), same shapes, row-broadcast target and scalar gradOutput, in "
+                   "every dtype the op supports on the SoC (or --dtype), each row judged against the roofline "
+                   "bound (1.2x; Atlas 910 1.5x) and its same-shape call.")
 @click.option("--shapes", "shape_sets", multiple=True,
               help="Run these shapes instead of the built-in scenarios: 'GRAD;SELF;TARGET', e.g. "
                    "'();(4096,1024);(1024,)'. Repeatable.")
@@ -566,6 +569,8 @@ def _parse_shape_triple(text: str) -> "tuple[tuple[int, ...], tuple[int, ...], t
               help="Reduction for --shapes and the default scenarios (none/mean/sum/...); the stress cases fix "
                    "their own.")
 @click.option("--timing/--no-timing", default=True, show_default=True, help="Model the time (the twin's time model).")
+@click.option("--aclnn/--no-aclnn", "with_aclnn", default=True, show_default=True,
+              help="Also model aclnn's composition of each call (about half the run time).")
 @click.option("--trace", "trace_path", default=None, type=click.Path(dir_okay=False),
               help="Write a timeline of our launches (Chrome trace JSON: open in Perfetto or chrome://tracing).")
 @click.option("--trace-zero-length", is_flag=True,
@@ -577,7 +582,8 @@ def _parse_shape_triple(text: str) -> "tuple[tuple[int, ...], tuple[int, ...], t
 @click.option("--reps", default=20, show_default=True, type=click.IntRange(min=1), help="Timed repetitions (sim/npu).")
 @click.option("--json", "as_json", is_flag=True)
 def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ...], scenario_set: str,
-          shape_sets: tuple[str, ...], dtype: str, reduction: str, timing: bool, trace_path: str | None,
+          shape_sets: tuple[str, ...], dtype: str, reduction: str, timing: bool, with_aclnn: bool,
+          trace_path: str | None,
           trace_zero_length: bool, plot_path: str | None, reps: int, as_json: bool) -> None:
     """Performance figures on the twin: counters and modelled time (bound pipe, % of the memory roofline) of our
     kernels beside aclnn's composition of passes; device or simulator timings with CANN."""
@@ -607,6 +613,8 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         return
     if (trace_path or plot_path) and not timing:
         raise click.UsageError("--trace and --plot need the time model (drop --no-timing)")
+    if plot_path and not with_aclnn:
+        raise click.UsageError("--plot joins ours to aclnn's composition: drop --no-aclnn")
     if trace_zero_length and not trace_path:
         raise click.UsageError("--trace-zero-length shapes the --trace file: give --trace too")
     _check_bench_outputs(trace_path, plot_path)  # before the run: a bad path or format costs nothing
@@ -627,6 +635,10 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
                 triples, chosen, soc, in_dtype, red)
         elif scenario_set == "stress":
             planned[f"{soc}: stress cases, {in_dtype.label}"] = twin_bench.stress_cases(chosen, soc, in_dtype)
+        elif scenario_set == "training":
+            only = in_dtype if _given("dtype") else None
+            planned[f"{soc}: training shapes, {only.label if only else 'every dtype'}, reduction none"] = \
+                twin_bench.training_cases(chosen, soc, only)
         elif _given("dtype"):
             planned[f"{soc}: {in_dtype.label}, {elements} elements, reduction {reduction}"] = \
                 twin_bench.default_cases(chosen, elements, soc, in_dtype, red)
@@ -640,16 +652,21 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         twin_bench.check(every)  # every call, before the first runs: a refusal names its op, scenario and SoC
     except twin_bench.BenchError as exc:
         raise click.UsageError(str(exc)) from None
-    step = iter(range(1, 2 * len(every) + 1))
+    if not every:
+        raise click.UsageError("no case to run: no op of --op supports --dtype on the chosen SoCs")
+    sides = 2 if with_aclnn else 1
+    step = iter(range(1, sides * len(every) + 1))
 
     def tell(case: twin_bench.Case, side: str) -> None:
         n = next(step)
         elements_ = math.prod(np.broadcast_shapes(*(s for s in case.shapes if s is not None)))
-        click.echo(f"lossgrad: bench {n}/{2 * len(every)}: {case.label()}: {side} ({elements_:,} elements)",
+        click.echo(f"lossgrad: bench {n}/{sides * len(every)}: {case.label()}: {side} ({elements_:,} elements)",
                    err=True)
 
-    sections = {title: twin_bench.run_cases(cases, timing, progress=tell) for title, cases in planned.items()}
+    sections = {title: twin_bench.run_cases(cases, timing, progress=tell, with_aclnn=with_aclnn)
+                for title, cases in planned.items()}
     all_rows = [r for rows in sections.values() for r in rows]
+    misses = twin_bench.training_misses(all_rows) if scenario_set == "training" and timing else []
     if trace_path:
         from .outputs import write_replace
         doc = {"traceEvents": twin_bench.trace_events(all_rows, zero_length=trace_zero_length),
@@ -663,7 +680,13 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         from .outputs import write_replace
         write_replace(plot_path, lambda tmp: twin_bench.plot_roofline(all_rows, tmp, fmt=_plot_format(plot_path)))
     if as_json:
-        click.echo(json.dumps({k: [r.as_dict() for r in v] for k, v in sections.items()}, indent=1))
+        def row_doc(r: twin_bench.Row) -> dict:
+            d = r.as_dict()
+            if scenario_set == "training":
+                d["roof_ratio_bound"] = twin_bench.roof_ratio(r.soc)
+                d["misses"] = [m for row, m in misses if row is r]
+            return d
+        click.echo(json.dumps({k: [row_doc(r) for r in v] for k, v in sections.items()}, indent=1))
         return
     click.echo("modelled time: the twin's pipe-level time model (docs/timing.md), not a measurement; band = where "
                "the held-out published timings of the launch's regime fell (10th-90th percentile); "
@@ -674,12 +697,13 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
         for note in twin_bench.timing_notes(soc) if timing else ():
             click.echo(f"{soc}: note: {note}")
     for title, rows in sections.items():
-        click.echo(f"\n{title}:  ours | aclnn composition "
-                   "(BroadcastTo/Cast/ReduceSum passes + kernel, or l0 ops where aclnn has no kernel; one launch each)")
+        click.echo(f"\n{title}:  ours" + (" | aclnn composition (BroadcastTo/Cast/ReduceSum passes + kernel, or l0 "
+                   "ops where aclnn has no kernel; one launch each)" if with_aclnn else ""))
         w = max([24] + [len(r.op) + 1 for r in rows])  # the longest op name of the section, and a space
-        click.echo(f"{'op':<{w}}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
-                   f"{'band us':>16}{'bound':>8}{'%roof':>11} |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'band us':>16}"
-                   f"{'bound':>8}{'%roof':>11}{'launch':>7}{'speedup':>8}")
+        ours_head = (f"{'op':<{w}}{'scenario':<34}{'B/elem':>7}{'rep/el':>8}{'api/el':>8}{'dma/el':>8}{'us':>9}"
+                     f"{'band us':>16}{'bound':>8}{'%roof':>11}")
+        click.echo(ours_head + (f" |{'B/elem':>7}{'rep/el':>8}{'us':>9}{'band us':>16}{'bound':>8}{'%roof':>11}"
+                                f"{'launch':>7}{'speedup':>8}" if with_aclnn else ""))
         for r in rows:
             d = r.as_dict()
             o, a = d["ours"], d["aclnn_composition"]
@@ -696,26 +720,37 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
                 b = side["pct_roofline_band"]
                 return f"{side['pct_roofline']:.0f}" + ("" if b is None else f"({b[0]:.0f}-{b[1]:.0f})")
 
-            click.echo(f"{r.op:<{w}}{r.scenario[:33]:<34}{o['gm_bytes_per_elem']:>7.2f}"
-                       f"{o['vec_instr_per_elem']:>8.3f}{o['api_calls_per_elem']:>8.4f}{o['dma_per_elem']:>8.4f}"
-                       f"{num(o['modelled_us'], '.1f'):>9}{rng(o['band_us'], '.1f'):>16}{o['bound'] or '-':>8}"
-                       f"{pct(o):>11} |{a['gm_bytes_per_elem']:>7.2f}{a['vec_instr_per_elem']:>8.3f}"
-                       f"{num(a['modelled_us'], '.1f'):>9}{rng(a['band_us'], '.1f'):>16}{a['bound'] or '-':>8}"
-                       f"{pct(a):>11}{a['launches']:>7}{num(d['speedup'], '.2f'):>8}")
+            label = r.scenario if scenario_set != "training" else f"{r.dtypes[1]} {r.scenario}"
+            line = (f"{r.op:<{w}}{label[:33]:<34}{o['gm_bytes_per_elem']:>7.2f}"
+                    f"{o['vec_instr_per_elem']:>8.3f}{o['api_calls_per_elem']:>8.4f}{o['dma_per_elem']:>8.4f}"
+                    f"{num(o['modelled_us'], '.1f'):>9}{rng(o['band_us'], '.1f'):>16}{o['bound'] or '-':>8}"
+                    f"{pct(o):>11}")
+            if a is not None:
+                line += (f" |{a['gm_bytes_per_elem']:>7.2f}{a['vec_instr_per_elem']:>8.3f}"
+                         f"{num(a['modelled_us'], '.1f'):>9}{rng(a['band_us'], '.1f'):>16}{a['bound'] or '-':>8}"
+                         f"{pct(a):>11}{a['launches']:>7}{num(d['speedup'], '.2f'):>8}")
+            click.echo(line)
+    if scenario_set == "training" and timing:
+        held = len(all_rows) - len({id(r) for r, _ in misses})
+        click.echo(f"\ntraining bounds: {held} of {len(all_rows)} rows hold (modelled time within the SoC's bound of "
+                   "the roofline, broadcast calls no slower than their same-shape call)")
+        for r, why in misses:
+            click.echo(f"  MISS {r.soc} {r.op} {r.dtypes[1]} {r.scenario}: {why}")
     if trace_path:
         click.echo(f"\ntimeline: {trace_path} (Chrome trace JSON; open in https://ui.perfetto.dev or chrome://tracing)")
     if plot_path:
         click.echo(f"roofline chart: {plot_path}")
 
 
-_TWIN_ONLY = ("scenario_set", "shape_sets", "dtype", "reduction", "timing", "trace_path", "trace_zero_length",
-              "plot_path")
+_TWIN_ONLY = ("scenario_set", "shape_sets", "dtype", "reduction", "timing", "with_aclnn", "trace_path",
+              "trace_zero_length", "plot_path")
 
 
 def _refuse_ignored_bench_options(backend: str, shapes: bool, scenario_set: str) -> None:
     """No option may be silently ignored: each combination that would drop one is a usage error naming it."""
     flag = {"scenario_set": "--scenarios", "shape_sets": "--shapes", "dtype": "--dtype", "reduction": "--reduction",
-            "timing": "--timing/--no-timing", "trace_path": "--trace", "trace_zero_length": "--trace-zero-length",
+            "timing": "--timing/--no-timing", "with_aclnn": "--aclnn/--no-aclnn", "trace_path": "--trace",
+            "trace_zero_length": "--trace-zero-length",
             "plot_path": "--plot", "elements": "--elements", "reps": "--reps"}
     if backend != "twin":
         given = [flag[p] for p in _TWIN_ONLY if _given(p)]
@@ -728,11 +763,13 @@ def _refuse_ignored_bench_options(backend: str, shapes: bool, scenario_set: str)
                                "sim/npu)")
     if shapes and _given("scenario_set"):
         raise click.UsageError("--shapes runs the given shapes instead of the built-in scenarios: drop --scenarios")
-    if (shapes or scenario_set == "stress") and _given("elements"):
-        raise click.UsageError("--elements sizes the default scenarios; --shapes and --scenarios stress fix their "
-                               "own sizes")
+    if (shapes or scenario_set in ("stress", "training")) and _given("elements"):
+        raise click.UsageError("--elements sizes the default scenarios; --shapes and --scenarios stress/training fix "
+                               "their own sizes")
     if scenario_set == "stress" and not shapes and _given("reduction"):
         raise click.UsageError("--reduction: the stress cases fix their own (sum for KL, none otherwise)")
+    if scenario_set == "training" and not shapes and _given("reduction"):
+        raise click.UsageError("--reduction: the training cases run reduction none")
 
 
 def _plot_format(path: str) -> str:

@@ -138,6 +138,10 @@ def _bench(*args: str) -> "Any":
     (["--reps", "5"], 2, "--reps"),
     (["--backend", "sim", "--shapes", "();(4,);(4,)"], 2, "--shapes: twin options"),
     (["--trace-zero-length"], 2, "give --trace too"),
+    (["--scenarios", "training", "--elements", "8192"], 2, "stress/training fix their own sizes"),
+    (["--scenarios", "training", "--reduction", "sum"], 2, "the training cases run reduction none"),
+    (["--plot", "chart.png", "--no-aclnn"], 2, "drop --no-aclnn"),
+    (["--backend", "npu", "--no-aclnn"], 2, "--aclnn/--no-aclnn: twin options"),
 ])
 def test_bench_refuses_before_running(args: list[str], status: int, needle: str, tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,3 +275,82 @@ def test_a_failed_output_names_the_users_file(tmp_path: Path, monkeypatch: pytes
         write_replace(str(tmp_path / "t.json"), lambda p: Path(p).write_text("{}"))
     assert info.value.filename == str(tmp_path / "t.json") and info.value.errno == errno.ENOSPC
     assert list(tmp_path.iterdir()) == []
+
+
+def test_training_cases_cover_every_dtype_shape_and_pattern_the_op_takes() -> None:
+    """--scenarios training: both training shapes, same shapes / row-broadcast target / scalar gradOutput, in each
+    dtype the op supports on the SoC (bfloat16 on A2 and 950 only; KlDivTarget nowhere on 310P/910)."""
+    from lossgrad.dtypes import DType
+    from lossgrad.registry import get_op
+    from lossgrad.socs import get_soc
+    for soc in VERIFY_DEFAULT_SOCS:
+        arch = get_soc(soc).arch.npu_arch
+        cases = bench.training_cases(None, soc)
+        for name, op in OPS.items():
+            mine = [c for c in cases if c.op is op]
+            dtypes = {c.dtypes for c in mine}
+            assert dtypes == {(d,) * 3 for d in op.supported_dtypes(arch)}, (soc, name)
+            for d in dtypes:
+                scen = {c.scenario: c.shapes for c in mine if c.dtypes == d}
+                expected = 6 if get_op(name).name != "binary_cross_entropy_with_logits_backward" else 4
+                assert len(scen) == expected, (soc, name, sorted(scen))  # BCEWithLogits: target must be self's shape
+                if expected == 6:
+                    assert scen["8192x4096 target row-broadcast"] == ((8192, 4096), (8192, 4096), (4096,))
+                assert scen["32x1024x1024 grad scalar"] == ((), (32, 1024, 1024), (32, 1024, 1024))
+        assert all(c.reduction == "none" for c in cases)
+    only = bench.training_cases(["l1"], "Ascend310P3", DType.BFLOAT16)
+    assert only == []  # 310P has no bfloat16: nothing to run
+
+
+def _row(soc: str, scenario: str, us: float, roof: float, dtype: str = "float32") -> "bench.Row":
+    m = bench.Measure(gm_bytes=1, vec_repeats=0, vec_calls=0, dma_calls=0, tiles_per_core=1, block_dim=1,
+                      time_us=us)
+    return bench.Row(op="mse_loss_backward", scenario=scenario, soc=soc, shapes=((1,), (1,), (1,)),
+                     dtypes=(dtype,) * 3, elements=1, roofline_us=roof, ours=m, aclnn=None)
+
+
+def test_training_misses_judge_the_roofline_bound_and_the_same_shape_call() -> None:
+    rows = [_row("Ascend910B1", "8192x4096 same shapes", 100.0, 90.0),            # 1.11x: holds
+            _row("Ascend910B1", "8192x4096 target row-broadcast", 101.0, 90.0),  # slower than same shapes
+            _row("Ascend910B1", "32x1024x1024 same shapes", 110.0, 90.0),        # 1.22x > 1.2x
+            _row("Ascend910B1", "8192x4096 same shapes", 50.0, 49.0, "float16"),
+            _row("Ascend910B1", "8192x4096 grad scalar", 49.0, 45.0, "float16"),  # faster than its own dtype's
+            _row("Ascend910A", "8192x4096 same shapes", 140.0, 100.0),           # 1.4x: within 910's 1.5x
+            _row("Ascend910A", "8192x4096 grad scalar", 151.0, 100.0)]           # 1.51x, and slower
+    misses = bench.training_misses(rows)
+    said = [(r.soc, r.scenario, r.dtypes[0], why.split(",")[1].strip()) for r, why in misses]
+    assert said == [
+        ("Ascend910B1", "8192x4096 target row-broadcast", "float32", "slower than the same-shape call (100.0 us)"),
+        ("Ascend910B1", "32x1024x1024 same shapes", "float32", "1.22x the roofline (90.0 us; bound 1.2x)"),
+        ("Ascend910A", "8192x4096 grad scalar", "float32", "1.51x the roofline (100.0 us; bound 1.5x)"),
+        ("Ascend910A", "8192x4096 grad scalar", "float32", "slower than the same-shape call (140.0 us)")]
+    assert bench.roof_ratio("Ascend910A") == 1.5 and bench.roof_ratio("Ascend950PR_9579") == 1.2
+
+
+def test_no_aclnn_models_ours_only() -> None:
+    r = _bench("--op", "mse", "--shapes", "();(4096,8);(4096,8)", "--no-aclnn", "--json")
+    assert r.exit_code == 0, r.output
+    (rows,) = json.loads(r.stdout).values()
+    assert rows[0]["aclnn_composition"] is None and rows[0]["speedup"] is None
+    assert rows[0]["ours"]["modelled_us"] > 0
+    steps = [ln for ln in r.stderr.splitlines() if ln.startswith("lossgrad: bench ")]
+    assert steps == ["lossgrad: bench 1/1: Ascend910B1 mse_loss_backward () (4096, 8) (4096, 8): ours "
+                     "(32,768 elements)"]
+    text = _bench("--op", "mse", "--shapes", "();(4096,8);(4096,8)", "--no-aclnn")
+    assert text.exit_code == 0 and "aclnn composition" not in text.stdout and "speedup" not in text.stdout
+
+
+def test_training_scenario_reports_each_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's training verdict: how many rows hold, and one MISS line per miss, also in --json per row. The
+    training shapes take minutes per SoC, so the test swaps in small shapes of the same patterns."""
+    monkeypatch.setattr(bench, "TRAINING_SHAPES", ((64, 512),))
+    monkeypatch.setattr(bench, "TRAINING_ROOF_RATIO", {2201: 0.5})  # nothing holds within half the roofline
+    r = _bench("--op", "mse", "--scenarios", "training", "--dtype", "float32", "--no-aclnn")
+    assert r.exit_code == 0, r.output
+    assert "training bounds: 0 of 3 rows hold" in r.stdout
+    assert r.stdout.count("  MISS Ascend910B1 mse_loss_backward float32 64x512 ") >= 3
+    j = _bench("--op", "mse", "--scenarios", "training", "--dtype", "float32", "--no-aclnn", "--json")
+    (rows,) = json.loads(j.stdout).values()
+    assert [row["scenario"] for row in rows] == ["64x512 same shapes", "64x512 target row-broadcast",
+                                                 "64x512 grad scalar"]
+    assert all(row["misses"] and row["roof_ratio_bound"] == 0.5 for row in rows)
