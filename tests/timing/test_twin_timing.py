@@ -265,3 +265,47 @@ def test_l2_cache_hint_travels_with_the_copies():
         copies = np.concatenate([kinds(c, ev.COPY) for c in rep.events.cores])
         flags[mode] = set(copies["flags"].tolist())
     assert flags == {0: {ev.CACHE_NORMAL}, 3: {ev.CACHE_DISABLE}}
+
+
+SELECT = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void select_probe(GM_ADDR z) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 8192);
+    LocalTensor<float> src0 = buf.Get<float>();                   // bytes 0..1023
+    LocalTensor<float> src1 = buf.GetWithOffset<float>(256, 1024);
+    LocalTensor<uint8_t> mask = buf.GetWithOffset<uint8_t>(256, 2048);
+    LocalTensor<float> dst = buf.GetWithOffset<float>(256, 4096);
+    Duplicate(src0, 1.0f, 256);
+    Duplicate(src1, 2.0f, 256);
+    Duplicate(mask.ReinterpretCast<uint16_t>(), (uint16_t)0x5555, 128);
+    PipeBarrier<PIPE_V>();
+    Select(dst, mask, src0, src1, SELMODE::VSEL_TENSOR_TENSOR_MODE, 256);
+    Select(dst, mask, src0, src1, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64, 4, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+    Select(dst, mask, src0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 256);
+    Select(dst, mask, src0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64, 4, BinaryRepeatParams(1, 1, 1, 8, 8, 8));
+    GlobalTensor<float> zg;
+    zg.SetGlobalBuffer((__gm__ float*)z, 256);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(zg, dst, 256);
+}
+"""
+
+
+@pytest.mark.parametrize("soc", ["Ascend910B1", "Ascend950PR_9579"])
+def test_level0_and_level2_select_log_the_same_sources(tmp_path, soc):
+    """The bank rule reads a vector record's two source operands: the same vsel must name the same ones at either
+    level (mode 2: src0 and src1; mode 1: src0 and the mask), so a level-0 Select is costed as its level-2 form."""
+    src = tmp_path / "select_probe.cpp"
+    src.write_text(SELECT)
+    z = np.zeros(256, np.float32)
+    rep = run_kernel(src, "select_probe", 1, [z], soc=soc, timing=provisional_params())
+    assert np.array_equal(z, np.where(np.arange(256) % 2 == 0, 1.0, 0.0).astype(np.float32))
+    log, names = rep.events.cores[0], rep.events.api_names
+    sel = [r for r in kinds(log, ev.VEC) if names[int(r["api"])] == "Select"]
+    pairs = [(int(r["b"]), int(r["c"])) for r in sel]
+    assert pairs[0] == pairs[1] == (0, 1024)       # mode 2: src0, src1
+    assert pairs[2] == pairs[3] == (0, 2048)       # mode 1: src0, the mask

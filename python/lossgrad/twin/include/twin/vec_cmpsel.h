@@ -294,20 +294,25 @@ inline void Select0(const char* api, const AscendC::LocalTensor<T>& dst, const A
     const bool mode0 = mode == AscendC::SELMODE::VSEL_CMPMASK_SPR;
     const uint64_t readBytes = g.repeats == 0 ? 0 : (mode0 ? g.lanes : g.repeats * g.lanes) / 8;
     std::vector<uint8_t> bits(readBytes);
+    bool maskLater = false;
     if (readBytes > 0) {
         RequireOperand(api, "selMask", m, readBytes);
         L0Operand dop = L0Op("dst", dst, p.dstBlkStride, p.dstRepStride);
         if (dop.blk != 0 && Intersects(SortedUnion(L0Segments(dop, g)), std::vector<Seg>{Seg{m.addr, readBytes}}))
             Fault(api, "selMask overlaps dst: they must be disjoint");
-        if (SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(readBytes)))
-            UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(readBytes));  // (level 0: before the sources)
+        maskLater = SelectPrologue(api, mode, m.addr, static_cast<uint32_t>(readBytes));
         std::memcpy(bits.data(), Core().ub.data() + m.addr, readBytes);
     }
     const uint32_t lanes = g.lanes;
-    L0Elementwise<T, T, NS>(api, g, L0Op("dst", dst, p.dstBlkStride, p.dstRepStride), srcs, false,
-                            [&](const T* v, uint64_t r, uint32_t i) {
-                                return SelBit(bits.data(), mode, r, i, lanes) ? v[0] : (NS > 1 ? v[NS - 1] : scalar);
-                            });
+    const std::function<void()> readMask = [&] {  // after the sources, as the level-2 form (Select2)
+        if (maskLater) UbRead(api, "selMask", P_V, m.addr, static_cast<uint32_t>(readBytes));
+    };
+    L0Elementwise<T, T, NS>(
+        api, g, L0Op("dst", dst, p.dstBlkStride, p.dstRepStride), srcs, false,
+        [&](const T* v, uint64_t r, uint32_t i) {
+            return SelBit(bits.data(), mode, r, i, lanes) ? v[0] : (NS > 1 ? v[NS - 1] : scalar);
+        },
+        readMask);
 }
 
 }  // namespace twin

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 #include "vec_binary.h"
 
@@ -219,10 +220,12 @@ inline void L0CheckDstStride(const char* api, const L0Operand& dst) {
 
 // dst[lane] = f(src values of the lane, repeat, lane) over the active lanes. `accumulate` permits the documented
 // exception to the cross-repeat overlap rule (dst == src1 with repeat stride 0, for Add/Sub/Mul/Max/Min on
-// half/int32/float): repeats then accumulate into dst in order.
+// half/int32/float): repeats then accumulate into dst in order. `lateRead` (Select's selMask) is read after the
+// sources, as the level-2 form reads it, so the event log names the same two source operands at either level.
 template <typename TD, typename TS, size_t NS, typename F>
 inline void L0Elementwise(const char* api, const L0Geometry& g, const L0Operand& dst,
-                          const std::array<L0Operand, NS>& srcs, bool accumulate, F f) {
+                          const std::array<L0Operand, NS>& srcs, bool accumulate, F f,
+                          const std::function<void()>& lateRead = nullptr) {
     L0CheckDstStride(api, dst);
     for (const L0Operand& s : srcs) RequireOperand(api, s.name, s.ref, 0);
     RequireOperand(api, dst.name, dst.ref, 0);
@@ -243,6 +246,7 @@ inline void L0Elementwise(const char* api, const L0Geometry& g, const L0Operand&
         L0CheckSrcVsDst(api, s, ss, dst, dunion);
         for (const Seg& x : ss) UbRead(api, s.name, P_V, static_cast<uint32_t>(x.addr), static_cast<uint32_t>(x.len));
     }
+    if (lateRead) lateRead();
     uint8_t* ub = Core().ub.data();
     std::vector<TD> out(g.lanes);
     uint64_t active = 0;
