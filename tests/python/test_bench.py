@@ -340,7 +340,7 @@ def test_no_aclnn_models_ours_only() -> None:
     assert text.exit_code == 0 and "aclnn composition" not in text.stdout and "speedup" not in text.stdout
 
 
-def test_training_scenario_reports_each_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_training_scenario_reports_each_miss(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The CLI's training verdict: how many rows hold, and one MISS line per miss, also in --json per row. The
     training shapes take minutes per SoC, so the test swaps in small shapes of the same patterns."""
     monkeypatch.setattr(bench, "TRAINING_SHAPES", ((64, 512),))
@@ -354,3 +354,11 @@ def test_training_scenario_reports_each_miss(monkeypatch: pytest.MonkeyPatch) ->
     assert [row["scenario"] for row in rows] == ["64x512 same shapes", "64x512 target row-broadcast",
                                                  "64x512 grad scalar"]
     assert all(row["misses"] and row["roof_ratio_bound"] == 0.5 for row in rows)
+    # scripts/training_table.py turns the JSON into docs/kernels.md's table
+    import subprocess
+    (tmp_path / "t.json").write_text(j.stdout.replace("64x512", "8192x4096"))
+    table = subprocess.run([sys.executable, str(Path(__file__).resolve().parents[2] / "scripts" / "training_table.py"),
+                            str(tmp_path / "t.json")], capture_output=True, text=True, check=True).stdout
+    line = next(ln for ln in table.splitlines() if ln.startswith("| Ascend910B1 | float32 | mse_loss |"))
+    assert line.count("*") == 3 and line.endswith("| - | - | - |")
+    assert "0 of 3 rows hold; 3 miss (*)." in table
