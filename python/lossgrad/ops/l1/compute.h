@@ -30,7 +30,8 @@
     }
 #if __NPU_ARCH__ != 1001
 
-    // r <- +1 where a > b, -1 where a < b, 0 otherwise (equal or unordered).
+    // r <- +1 where a > b, -1 where a < b, 0 otherwise (equal or unordered): two Compares and two Selects
+    // (SignOfMasks, compare.h); tmp is the Selects' constants.
     __aicore__ inline void Sign(const LocalTensor<float>& r, const LocalTensor<float>& a, const LocalTensor<float>& b,
                                 const LocalTensor<float>& tmp, uint32_t n) {
         LocalTensor<uint8_t> gt = maskA_.Get<uint8_t>();
@@ -38,9 +39,6 @@
         Compare(gt, a, b, CMPMODE::GT, n);
         Compare(lt, a, b, CMPMODE::LT, n);
         VBarrier();
-        Indicator(r, gt, n);
-        Indicator(tmp, lt, n);
-        VBarrier();
-        Sub(r, r, tmp, n);
+        SignOfMasks(r, gt, lt, tmp, n);
     }
 #endif

@@ -21,10 +21,7 @@
             Compares(pos, d, 0.0f, CMPMODE::GT, n);
             Compares(neg, d, 0.0f, CMPMODE::LT, n);
             VBarrier();
-            Indicator(r, pos, n);
-            Indicator(lin, neg, n);
-            VBarrier();
-            Sub(r, r, lin, n);
+            SignOfMasks(r, pos, neg, lin, n);
 #endif
         } else {
             if (td_->betaScale != 1.0f) {
