@@ -967,13 +967,19 @@ Status Compute(const Inputs& in, Result* out)
             unit = aligned;
         }
         split = SplitUnits(inner, unit, want, whole);
-        // The busiest core's units against the mean over the wanted cores: a column split of few units leaves cores
-        // idle (950: 64 128-byte units of a 4096-wide 16-bit row for 56 cores, 8 cores doing two). Where a whole row
-        // fits a tile, the flat split balances instead, each core keeping its broadcast row resident (one more row
-        // read per core).
+        // Where a whole row fits a tile, the flat split takes over, each core keeping its broadcast row resident (one
+        // more row read per core), when the column split would leave cores idle (the busiest core's units above
+        // 1.25x the mean over the wanted cores; 950: 64 128-byte units of a 4096-wide 16-bit row for 56 cores, 8
+        // cores doing two), or cut pieces narrower than two 512-byte GM windows (A2: 48 cores copying 341-byte
+        // pieces of every 4096-wide float32 row, a short burst per row, in the same windows at once) while the rows
+        // it adds are a small share of the space and rows are whole 32-byte blocks (a ragged row cut at a core's
+        // range end would have its pieces loaded apart).
         const uint64_t units = split.base * split.block_dim + split.extra;
         const uint64_t busiest = split.base + (split.extra != 0 ? 1 : 0);
-        if (inner <= tile && busiest * want * 4 > units * 5) {
+        const bool idle = busiest * want * 4 > units * 5;
+        const bool narrow = inner % pad == 0 && inner * min_size < want * tb::kColumnWindowBytes &&
+                            want * inner * tb::kColumnFlatReread <= total;
+        if (inner <= tile && (idle || narrow)) {
             split_mode = LOSSGRAD_SPLIT_FLAT;
             unit = pad;
         }

@@ -26,6 +26,12 @@ TILE_ALIGN = 256            # tile lengths are multiples of this many elements (
 MIN_CORE_BYTES = 16 * 1024  # a core gets at least this much output before another core is added
 GM_ALIGN_BYTES = 512        # preferred GM alignment of tile starts
 COLUMN_MIN_BYTES = 128      # column split when every core's piece of a row is at least a 128-byte burst
+# A column split whose pieces are narrower than this (in the narrowest dtype) puts the cores' copies of each row in
+# the same two 512-byte GM windows at once (asc-devkit performance guide: avoid same-address access), a short
+# burst per row; the flat split takes over where its extra reads (one broadcast row per core) are at most
+# 1/COLUMN_FLAT_REREAD of the iteration space (docs/tiling.md, Split).
+COLUMN_WINDOW_BYTES = 1024
+COLUMN_FLAT_REREAD = 8
 # KL reduction: tiles a block accumulator sums lane-wise before it folds, and folds a middle level sums before it
 # joins the running sums (a two-level sum: every level adds at most this many values in sequence). Tests lower it
 # (knobs()) so that short calls fold many times.
