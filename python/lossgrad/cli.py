@@ -653,7 +653,8 @@ def bench(backend: str, ops: tuple[str, ...], elements: int, socs: tuple[str, ..
     except twin_bench.BenchError as exc:
         raise click.UsageError(str(exc)) from None
     if not every:
-        raise click.UsageError("no case to run: no op of --op supports --dtype on the chosen SoCs")
+        raise click.UsageError("no case to run: aclnn accepts none of the chosen ops in these dtypes on the chosen "
+                               "SoCs (--op, --dtype, --soc)")
     sides = 2 if with_aclnn else 1
     step = iter(range(1, sides * len(every) + 1))
 

@@ -327,6 +327,15 @@ def test_training_misses_judge_the_roofline_bound_and_the_same_shape_call() -> N
     assert bench.roof_ratio("Ascend910A") == 1.5 and bench.roof_ratio("Ascend950PR_9579") == 1.2
 
 
+def test_a_bench_with_nothing_to_run_says_why() -> None:
+    """KlDivTarget on 310P (aclnn refuses every dtype there) and bfloat16 on 310P leave no case."""
+    for args in (["--op", "kl_div_target", "--soc", "Ascend310P3"],
+                 ["--op", "mse", "--soc", "Ascend310P3", "--scenarios", "training", "--dtype", "bfloat16"]):
+        r = _bench(*args)
+        assert r.exit_code == 2 and "no case to run: aclnn accepts none of the chosen ops" in r.output, r.output
+        assert "bench 1/" not in r.output
+
+
 def test_no_aclnn_models_ours_only() -> None:
     r = _bench("--op", "mse", "--shapes", "();(4096,8);(4096,8)", "--no-aclnn", "--json")
     assert r.exit_code == 0, r.output
