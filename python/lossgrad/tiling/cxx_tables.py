@@ -8,7 +8,8 @@ which kernel input has which role, which ops read self, the output-shape rule, t
 and divisor rules, the reductions each op accepts, its attributes, the kernels' UB buffer plan (each buffer's count,
 multiplier, element type, divisor and bufMask bit, per op, grad-scalar variant and architecture), the MASK_* bits, the
 tiling constants (TILE_ALIGN, MIN_CORE_BYTES, GM_ALIGN_BYTES, the COLUMN_* split constants, FIXED_BYTES, the tiling
-keys) and the UB budget of each architecture (socs ARCHS[npu_arch].ub_kernel_bytes, used by the op_host TilingFunc adapter).
+keys) and the UB budget of each architecture (socs ARCHS[npu_arch].ub_kernel_bytes, used by the op_host TilingFunc
+adapter).
 
 `core_inputs(problem)` is the other half of the interface: the lossgrad_tiling::Inputs a KernelProblem maps to.
 
@@ -28,7 +29,8 @@ from ..dtypes import KERNEL_DTYPES, DType
 from ..registry import OPS, Divisor, OpSpec, OutputShape, Reduction
 from ..socs import ARCHS
 from . import (COLUMN_FLAT_REREAD, COLUMN_MIN_BYTES, COLUMN_WINDOW_BYTES, GM_ALIGN_BYTES, KEY_ABSENT,
-               KEY_GRAD_SCALAR, KEY_KL_REDUCE, KL_FOLD_TILES, MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, _sizes, absent_key, absent_sets)
+               KEY_GRAD_SCALAR, KEY_KL_REDUCE, KL_FOLD_TILES, MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, _sizes,
+               absent_key, absent_sets)
 from . import ub_plan
 
 TABLES_HEADER = "lossgrad_tiling_tables.h"
