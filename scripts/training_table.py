@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import sys
 
-PATTERNS = ("same shapes", "target row-broadcast", "grad scalar")
-SHAPES = ("8192x4096", "32x1024x1024")
-SHORT = {"same shapes": "same", "target row-broadcast": "row", "grad scalar": "scalar"}
+from lossgrad.bench import TRAINING_PATTERNS, TRAINING_SHAPES, split_training_scenario, training_shape_name
+
+SHORT = dict(zip(TRAINING_PATTERNS, ("same", "row", "scalar")))  # the table's column labels
 
 
 def main(path: str) -> None:
@@ -22,12 +22,12 @@ def main(path: str) -> None:
     rows = [r for section in sections.values() for r in section]
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
     for r in rows:
-        shape, pattern = r["scenario"].split(" ", 1)
+        shape, pattern = split_training_scenario(r["scenario"])
         ratio = r["ours"]["modelled_us"] / r["roofline_us"]
         mark = "*" if r["misses"] else ""
         cells.setdefault((r["soc"], r["dtypes"][1], r["op"]), {})[f"{shape} {SHORT[pattern]}"] = \
             f"{ratio:.2f}{mark} {r['ours']['bound']}"
-    cols = [f"{s} {SHORT[p]}" for s in SHAPES for p in PATTERNS]
+    cols = [f"{training_shape_name(s)} {SHORT[p]}" for s in TRAINING_SHAPES for p in TRAINING_PATTERNS]
     print("| SoC | dtype | op | " + " | ".join(cols) + " |")
     print("|---|---|---|" + "---|" * len(cols))
     for (soc, dtype, op), got in cells.items():

@@ -56,6 +56,7 @@ STRESS: tuple[tuple[OpSpec, str, Shapes], ...] = (
 # The training shapes of the kernel-balance issue (28): each op and dtype, same shapes beside a row-broadcast target
 # and a scalar gradOutput (`lossgrad bench --scenarios training`), judged by TRAINING_ROOF_RATIO.
 TRAINING_SHAPES: tuple[tuple[int, ...], ...] = ((8192, 4096), (32, 1024, 1024))
+TRAINING_PATTERNS = ("same shapes", "target row-broadcast", "grad scalar")  # the first: each shape's reference
 # Modelled time at most this multiple of the roofline: Atlas 910 (1001) is looser, its vector costs being A2's
 # (docs/timing.md) and its bodies taking signs and clamps without compares.
 TRAINING_ROOF_RATIO = {1001: 1.5}
@@ -149,11 +150,21 @@ def training_scenarios(op: OpSpec) -> dict[str, Shapes]:
     where aclnn accepts them."""
     out: dict[str, Shapes] = {}
     for s in TRAINING_SHAPES:
-        name = "x".join(map(str, s))
-        out[f"{name} same shapes"] = (s, s, s)
-        out[f"{name} target row-broadcast"] = (s, s, s[-1:])
-        out[f"{name} grad scalar"] = ((), s, s)
+        in_pattern_order: tuple[Shapes, ...] = ((s, s, s), (s, s, s[-1:]), ((), s, s))
+        for pattern, shapes in zip(TRAINING_PATTERNS, in_pattern_order):
+            out[f"{training_shape_name(s)} {pattern}"] = shapes
     return {k: v for k, v in out.items() if shapes_accepted(op, *v)}
+
+
+def training_shape_name(shape: tuple[int, ...]) -> str:
+    """How a training shape leads its scenarios' names ("8192x4096 grad scalar")."""
+    return "x".join(map(str, shape))
+
+
+def split_training_scenario(scenario: str) -> tuple[str, str]:
+    """(shape name, pattern) of a training scenario's name."""
+    shape, pattern = scenario.split(" ", 1)
+    return shape, pattern
 
 
 def roof_ratio(soc: str) -> float:
@@ -407,10 +418,12 @@ def training_misses(rows: Sequence[Row]) -> list[tuple[Row, str]]:
     """What the training scenarios' rows miss, each with its row: modelled time beyond the SoC's roof_ratio of the
     roofline, or a broadcast call slower than the same op's same-shape call of its shape and dtype. Empty when every
     row holds."""
-    def key(r: Row) -> tuple:
-        return (r.soc, r.op, r.dtypes[1], r.scenario.split()[0])  # the shape's name leads the scenario
+    reference = TRAINING_PATTERNS[0]
 
-    same = {key(r): r.ours.time_us for r in rows if r.scenario.endswith("same shapes")}
+    def key(r: Row) -> tuple:
+        return (r.soc, r.op, r.dtypes[1], split_training_scenario(r.scenario)[0])
+
+    same = {key(r): r.ours.time_us for r in rows if split_training_scenario(r.scenario)[1] == reference}
     misses = []
     for r in rows:
         t = r.ours.time_us
@@ -421,7 +434,7 @@ def training_misses(rows: Sequence[Row]) -> list[tuple[Row, str]]:
             misses.append((r, f"{t:.1f} us, {t / r.roofline_us:.2f}x the roofline ({r.roofline_us:.1f} us; "
                               f"bound {bound}x)"))
         s = same.get(key(r))
-        if s is not None and not r.scenario.endswith("same shapes") and t > s:
+        if s is not None and split_training_scenario(r.scenario)[1] != reference and t > s:
             misses.append((r, f"{t:.1f} us, slower than the same-shape call ({s:.1f} us)"))
     return misses
 
