@@ -7,28 +7,14 @@
 #ifndef LOSSGRAD_TILE_WALK_H
 #define LOSSGRAD_TILE_WALK_H
 
-#ifndef __aicore__
-#define __aicore__  // a host build: the device qualifier means nothing here
-#endif
-
-// Deliberately broken walks, for the tests that show the plan check and the fuzz search catch a broken tiling
-// (tests/op_host/test_plan_check.py builds the check, and the twin the kernels, with -DLOSSGRAD_WALK_MUTANT=n):
-// 1 tiles span runs whatever the output's strides (the rank 5-8 broadcast regression of issue 22); 2 every core
-// but the first starts one unit early (its range overlaps the one before); 3 packed tiles whatever the output's
-// row stride. Never defined in a real build.
-#ifndef LOSSGRAD_WALK_MUTANT
-#define LOSSGRAD_WALK_MUTANT 0
-#endif
+// Builds on the core ranges and their constants (core_range.h), which every includer puts before this text: rendered
+// just before it into a kernel, included just before it on the host.
 
 namespace lossgrad {
 
-constexpr uint32_t kCompareLanes = 64;  // Compare/Select work on whole 256-byte repeats of float
-constexpr uint32_t kFloatBlock = 8;     // floats per 32-byte block
 constexpr uint32_t kMaxRepStride = 255; // a level-0 repeat stride, in 32-byte blocks (uint8_t)
 constexpr uint64_t kNoRow = ~0ull;
 
-__aicore__ inline uint64_t RoundUp(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
-__aicore__ inline uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 __aicore__ inline uint64_t Max(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 // A tile: `rows` rows of `cols` elements, rows `pitch` elements apart in UB, computed over `lanes` elements.
@@ -85,17 +71,6 @@ __aicore__ inline uint64_t TileBase(const LossGradTilingData& td, const uint64_t
     return base;
 }
 
-// Units [first, first + units) of a split of `total` elements in units of `unit` over `parts` cores: balanced, the
-// first `extra` parts one more; the last part ends the space (on 310P/910 the tiling counts whole units only, so it
-// also takes the partial one and no core's range is shorter than one 32-byte block of the output).
-__aicore__ inline void UnitRange(uint64_t part, uint64_t parts, uint64_t unit, uint64_t base, uint64_t extra,
-                                 uint64_t total, uint64_t& start, uint64_t& end) {
-    const uint64_t units = base + (part < extra ? 1 : 0);
-    const uint64_t first = part * base + Min(part, extra);
-    start = Min(first * unit, total);
-    end = part + 1 == parts ? total : Min((first + units) * unit, total);
-}
-
 // Segment `seg` of S over [0, n): balanced, boundaries rounded down to multiples of `align` (KL's two-stage sum:
 // the reduced range each of the cores sharing an output piece sums).
 __aicore__ inline void SegmentRange(uint64_t n, uint64_t S, uint64_t seg, uint64_t align, uint64_t& b, uint64_t& e) {
@@ -104,10 +79,19 @@ __aicore__ inline void SegmentRange(uint64_t n, uint64_t S, uint64_t seg, uint64
     e = seg + 1 == S ? n : (base * (seg + 1) + Min(seg + 1, extra)) / align * align;
 }
 
-// This core's range of the flat or column split, in elements (columns for the column split).
-__aicore__ inline void CoreRange(const LossGradTilingData& td, uint64_t core, uint64_t& start, uint64_t& end) {
-    UnitRange(core, td.blockDim, td.unitElems, td.baseUnits, td.extraUnits, td.splitTotal, start, end);
-    if (LOSSGRAD_WALK_MUTANT == 2 && core > 0 && start >= td.unitElems) start -= td.unitElems;
+// The same-shape path (tiling key bit KEY_SAME_SHAPE, lossgrad.tiling): a one-dim loop split flat, whose every input the
+// tile loop reads (`walked`, by role; a scalar gradOutput is read once at Init) is streamed element for element with
+// the output. The tiling sets the key bit exactly when this holds; the plan check walks StreamWalk (core_range.h) then.
+__aicore__ inline bool SameShapePlan(const LossGradTilingData& td, const bool* walked) {
+    if (td.rank != 1 || td.splitMode != LOSSGRAD_SPLIT_FLAT || (td.present >> (8 * LOSSGRAD_ROLE_OUT) & 1u) == 0) {
+        return false;
+    }
+    for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
+        const bool streamed = (td.modes >> (2 * r) & 3u) == LOSSGRAD_MODE_STREAM && (td.present >> (8 * r) & 1u) != 0 &&
+                              (td.bufMask >> (LOSSGRAD_BUF_REPEAT_FIRST + r) & 1u) == 0;
+        if (walked[r] && !streamed) return false;
+    }
+    return true;
 }
 
 // What the walk needs of one kernel input: its mode and loop strides (tiling data), whether it keeps streamed tiles
@@ -252,14 +236,7 @@ public:
             }
             Shape(td, t, static_cast<uint32_t>(k), static_cast<uint32_t>(E_), 0);
         } else {
-            uint64_t w = Min(Min(E_ - col, end_ - pos_), L);
-            if (rank == 1 && td.alignElems > 0 && pos_ % td.alignElems != 0) {
-                // End the core's first tile on a 512-byte boundary so later tiles start aligned.
-                const uint64_t toAlign = td.alignElems - pos_ % td.alignElems;
-                if (toAlign < w && w - toAlign >= td.alignElems) {
-                    w = toAlign + (w - toAlign) / td.alignElems * td.alignElems;
-                }
-            }
+            const uint64_t w = PieceLen(td, pos_, Min(end_, pos_ + E_ - col));
             Shape(td, t, 1, static_cast<uint32_t>(w), col);
         }
         const uint64_t next = pos_ + static_cast<uint64_t>(t.rows) * t.cols;

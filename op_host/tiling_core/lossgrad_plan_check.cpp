@@ -22,8 +22,10 @@
 #include "lossgrad_tiling_data.h"
 #endif
 #if __has_include("../../op_kernel/tile_walk.h")
+#include "../../op_kernel/core_range.h"
 #include "../../op_kernel/tile_walk.h"
 #else
+#include "core_range.h"
 #include "tile_walk.h"
 #endif
 
@@ -33,6 +35,7 @@ namespace {
 using lossgrad::ColumnWalk;
 using lossgrad::FlatWalk;
 using lossgrad::InputFacts;
+using lossgrad::StreamWalk;
 using lossgrad::Tile;
 
 constexpr uint64_t kMax = ~uint64_t{0};
@@ -327,6 +330,11 @@ private:
         }
         InputFacts in[LOSSGRAD_NUM_INPUTS];
         Inputs(in);
+        bool used[LOSSGRAD_NUM_INPUTS] = {};
+        for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
+            used[r] = in[r].used;
+        }
+        const bool same_shape = lossgrad::SameShapePlan(td_, used); // the kernel walks StreamWalk then
         for (uint64_t core = 0; core < td_.blockDim; ++core) {
             uint64_t pos = 0, end = 0;
             lossgrad::CoreRange(td_, core, pos, end);
@@ -334,9 +342,10 @@ private:
                 return Fail("core %llu writes %llu elements, under one 32-byte block", U(core), U(end - pos));
             }
             FlatWalk walk(td_, core, in, f_.blocks_only);
+            StreamWalk stream(td_, core);
             Tile t;
             uint64_t walked = 0;
-            while (walk.Next(t)) {
+            while (same_shape ? NextPiece(stream, t) : walk.Next(t)) {
                 if (++walked > WalkBudget()) {
                     complete_ = false;
                     break;
@@ -380,6 +389,19 @@ private:
                 return Fail("core %llu: its tiles end at %llu of [.., %llu)", U(core), U(pos), U(end));
             }
         }
+        return true;
+    }
+
+    // The same-shape path's next piece, as the one-row tile the checks below take.
+    bool NextPiece(StreamWalk& walk, Tile& t) const
+    {
+        uint64_t at = 0;
+        uint32_t n = 0;
+        if (!walk.Next(at, n)) {
+            return false;
+        }
+        t = Tile();
+        lossgrad::Shape(td_, t, 1, n, at);
         return true;
     }
 

@@ -29,8 +29,10 @@
 #include "lossgrad_plan_check.h"
 #include "lossgrad_tiling_tables.h"
 #if __has_include("../../op_kernel/tile_walk.h")
+#include "../../op_kernel/core_range.h"
 #include "../../op_kernel/tile_walk.h"
 #else
+#include "core_range.h"
 #include "tile_walk.h"
 #endif
 
@@ -1066,7 +1068,15 @@ Status Compute(const Inputs& in, Result* out)
 
     out->status = Status::kOk;
     out->block_dim = td.blockDim;
-    out->tiling_key = (grad_scalar ? tb::kKeyGradScalar : 0) | (kl_reduce ? tb::kKeyKlReduce : 0) | p.absent_key;
+    // The same-shape path is its own kernel class (op_kernel/same_shape.h.j2), chosen by this key bit; the plan check
+    // walked the same predicate's walk (StreamWalk).
+    bool walked[kInputs] = {};
+    for (int32_t r = 0; r < kInputs; ++r) {
+        walked[r] = p.reads[r] && !(r == kGrad && grad_scalar);
+    }
+    const bool same_shape = lossgrad::SameShapePlan(td, walked);
+    out->tiling_key = (grad_scalar ? tb::kKeyGradScalar : 0) | (kl_reduce ? tb::kKeyKlReduce : 0) |
+                      (same_shape ? tb::kKeySameShape : 0) | p.absent_key;
     out->workspace_bytes = workspace;
     out->tiling_size = static_cast<uint32_t>(sizeof(td));
     // What the kernel's TPipe allocates at this tile length (tile < 2^32 here, so the product fits 64 bits).

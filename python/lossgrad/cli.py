@@ -429,7 +429,10 @@ def tiling(op: str, grad_shape: str, self_shape: str, target_shape: str | None, 
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory to write into: new, empty, or one lossgrad created (it keeps a marker file there).")
 @click.option("--op-host", is_flag=True, help="Also render the op_host sources (needs lossgrad.cann).")
-def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -> None:
+@click.option("--same-shape-only", is_flag=True,
+              help="Render the same-shape path alone (its class and tiling keys): what a reader follows for a call "
+                   "whose inputs all have the output's shape. It runs such calls and faults on any other key.")
+def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool, same_shape_only: bool) -> None:
     """Render the kernel sources (and optionally the op_host files) into a directory."""
     from . import codegen
     from . import dtypes as dt
@@ -451,8 +454,8 @@ def gen(ops: tuple[str, ...], dtypes: str | None, out_dir: str, op_host: bool) -
     except UnsafeOutputDir as exc:
         raise click.ClickException(str(exc)) from exc
     chosen = list(ops) or list(OPS)
-    written = [codegen.write_kernel(out_dir, op, None if concrete is None else get_op(op).absent_as_self(concrete))
-               for op in chosen]
+    written = [codegen.write_kernel(out_dir, op, None if concrete is None else get_op(op).absent_as_self(concrete),
+                                    same_shape_only) for op in chosen]
     for p in written:
         click.echo(str(p))
     click.echo(str(Path(out_dir) / codegen.TILING_HEADER))

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -20,14 +22,14 @@ from .dtypes import DType
 from .project_files import project_root
 from .registry import INPUT_ROLES, OPS_DIR, ROLE, OpSpec, get_op
 from .socs import ARCHS
-from .tiling import KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, absent_key, absent_sets
+from .tiling import KEY_ABSENT, KEY_GRAD_SCALAR, KEY_KL_REDUCE, KEY_SAME_SHAPE, absent_key, absent_sets
 from .tiling import data as tiling_data
 from .tiling import ub_plan as buffer_plan
 
 TILING_HEADER = "lossgrad_tiling_data.h"
 # The tile walk (plain C++): rendered into every kernel, and beside them for the package's tiling core, whose plan
 # check walks the same tiles (op_host/tiling_core/lossgrad_plan_check.cpp includes ../../op_kernel/tile_walk.h).
-WALK_HEADER = "tile_walk.h"
+WALK_HEADERS = ("core_range.h", "tile_walk.h")
 
 
 def template_dir() -> Path:
@@ -68,14 +70,33 @@ def _types(op: OpSpec, dtypes: Mapping[str, DType] | None) -> dict[str, str]:
     return {r: f"DTYPE_{protos[r].upper()}" for r in kernel_roles(op)}
 
 
-def _variants(spec: OpSpec) -> list[tuple[int, bool, bool, int]]:
-    """(tiling key, grad is scalar, KL reduction, absent-input key bits) of each code path the kernel branches to:
-    for every set of optional inputs a call may leave out."""
-    base = [(0, False, False), (KEY_GRAD_SCALAR, True, False)]
+@dataclass(frozen=True)
+class Variant:
+    """One code path the kernel's entry branches to: its tiling key, and the class and template arguments it runs."""
+
+    key: int
+    same_shape: bool   # the same-shape class (op_kernel/same_shape.h.j2), else the broadcast paths' class
+    grad_scalar: bool
+    kl_reduce: bool
+    absent: int        # the absent optional inputs' key bits
+
+
+def _variants(spec: OpSpec) -> list[Variant]:
+    """Every code path of the kernel: for every set of optional inputs a call may leave out, the same-shape path and
+    the broadcast paths, each with gradOutput a tensor or one value, and KL's reduction on the broadcast paths."""
+    base = [(KEY_SAME_SHAPE, True, False, False), (KEY_SAME_SHAPE | KEY_GRAD_SCALAR, True, True, False),
+            (0, False, False, False), (KEY_GRAD_SCALAR, False, True, False)]
     if spec.reduced_onto:
-        base += [(KEY_KL_REDUCE, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, True, True)]
-    return [(key | absent_key(absent), gs, klr, absent_key(absent)) for absent in absent_sets(spec)
-            for key, gs, klr in base]
+        base += [(KEY_KL_REDUCE, False, False, True), (KEY_KL_REDUCE | KEY_GRAD_SCALAR, False, True, True)]
+    return [Variant(key | absent_key(absent), same, gs, klr, absent_key(absent)) for absent in absent_sets(spec)
+            for key, same, gs, klr in base]
+
+
+def _compare_helpers(spec: OpSpec) -> frozenset[str]:
+    """The helpers of op_kernel/compare.h.j2 the op's body calls (the kernel renders those alone)."""
+    helpers = re.findall(r"inline void (\w+)\(", (template_dir() / "compare.h.j2").read_text())
+    body = (OPS_DIR / spec.template / "compute.h").read_text()
+    return frozenset(h for h in helpers if re.search(rf"\b{h}\(", body))
 
 
 def _compute_type(spec: OpSpec) -> dict[str, object]:
@@ -150,27 +171,31 @@ def _slot_exprs(spec: OpSpec) -> dict[str, str]:
 
 def tiling_keys(op: "str | OpSpec") -> tuple[int, ...]:
     """The tiling keys the op's kernel branches on (kernel-launch builds compile one library per key)."""
-    return tuple(key for key, *_ in _variants(get_op(op)))
+    return tuple(v.key for v in _variants(get_op(op)))
 
 
-def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None) -> str:
+def render_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType] | None = None, same_shape_only: bool = False) -> str:
     """The kernel source for `op`: concrete element types from `dtypes` (by role, and out; an optional input not
-    given takes self's, as OpSpec.absent_as_self), or CANN's DTYPE_ macros when `dtypes` is None."""
+    given takes self's, as OpSpec.absent_as_self), or CANN's DTYPE_ macros when `dtypes` is None.
+
+    `same_shape_only`: the same-shape path alone (its class and the entry's branches for its keys), the text a reader
+    follows for a call whose inputs all have the output's shape; it compiles and runs such calls as the full kernel
+    does, and faults on any other key."""
     spec = get_op(op)
     if dtypes is None:
-        return _render(spec.name, None)
+        return _render(spec.name, None, same_shape_only)
     by_role = spec.absent_as_self(dtypes)
-    return _render(spec.name, tuple(by_role[r] for r in kernel_roles(spec)))
+    return _render(spec.name, tuple(by_role[r] for r in kernel_roles(spec)), same_shape_only)
 
 
 # Rendering is a pure function of the op and dtypes while the process's templates are fixed (_env), and verify asks
 # for the same few kernels thousands of times.
 @lru_cache(maxsize=None)
-def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
+def _render(op_name: str, dtypes: "tuple[DType, ...] | None", same_shape_only: bool = False) -> str:
     spec = get_op(op_name)
     dtypes = None if dtypes is None else dict(zip(kernel_roles(spec), dtypes))
     reduces = spec.reduced_onto is not None
-    variants = _variants(spec)
+    variants = [v for v in _variants(spec) if v.same_shape or not same_shape_only]
     args = {io.role: io.proto for io in spec.kernel_inputs}
     if dtypes is None:
         note = "Element types come from CANN's DTYPE_<NAME> macros (one build per dtype combination)."
@@ -185,6 +210,7 @@ def _render(op_name: str, dtypes: "tuple[DType, ...] | None") -> str:
         uses_consts=buffer_plan.has_constants(spec), scalar_stage_bytes=buffer_plan.SCALAR_STAGE_BYTES,
         slot=_slot_exprs(spec), bank_skews=[(n, buffer_plan.bank_skew(n)) for n in ARCHS if buffer_plan.bank_skew(n)],
         inputs=inputs, vars=", ".join(ROLE[r].lanes for r in spec.roles), reduces=reduces, variants=variants,
+        general=not same_shape_only, compare_helpers=_compare_helpers(spec),
         **_compute_type(spec), optional=_optional(spec),
         buffer_guards={f"{i['role']}Work_": i["guard"] for i in inputs if i["guard"]},
         kernel_types=[(n, a.kernel_type) for n, a in ARCHS.items() if a.kernel_type],
@@ -221,15 +247,17 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_kernel(out_dir: "str | os.PathLike[str]", op: "str | OpSpec",
-                 dtypes: Mapping[str, DType] | None = None) -> Path:
-    """Write `<entry>.cpp`, the tiling header and the tile walk into out_dir; returns the kernel path."""
+                 dtypes: Mapping[str, DType] | None = None, same_shape_only: bool = False) -> Path:
+    """Write `<entry>.cpp` (render_kernel), the tiling header and the tile walk into out_dir; returns the kernel
+    path."""
     spec = get_op(op)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _write(out / TILING_HEADER, tiling_header())
-    _write(out / WALK_HEADER, (template_dir() / WALK_HEADER).read_text())
+    for name in WALK_HEADERS:
+        _write(out / name, (template_dir() / name).read_text())
     path = out / f"{spec.entry_name}.cpp"
-    _write(path, render_kernel(spec, dtypes))
+    _write(path, render_kernel(spec, dtypes, same_shape_only))
     return path
 
 
@@ -251,10 +279,11 @@ def _cached_source(text: str, filename: str, cache_root: Path) -> Path:
 _written: set[Path] = set()
 
 
-def cached_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType], cache_root: Path) -> Path:
+def cached_kernel(op: "str | OpSpec", dtypes: Mapping[str, DType], cache_root: Path,
+                  same_shape_only: bool = False) -> Path:
     """Render into a content-addressed directory (concurrent renders of the same kernel are safe)."""
     spec = get_op(op)
-    return _cached_source(render_kernel(spec, dtypes), f"{spec.entry_name}.cpp", cache_root)
+    return _cached_source(render_kernel(spec, dtypes, same_shape_only), f"{spec.entry_name}.cpp", cache_root)
 
 
 def bundle_label(op: "str | OpSpec", dtypes: Mapping[str, DType]) -> str:

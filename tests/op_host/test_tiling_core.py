@@ -116,7 +116,8 @@ def test_builds_from_the_wheels_project_copy(tmp_path: Path, monkeypatch: pytest
     bundle = tmp_path / "_project"
     shutil.copytree(REPO / "op_host", bundle / "op_host")
     (bundle / "op_kernel").mkdir()
-    shutil.copy(REPO / "op_kernel" / "tile_walk.h", bundle / "op_kernel")  # the plan check's tile walk
+    for name in ("core_range.h", "tile_walk.h"):  # the plan check's tile walk
+        shutil.copy(REPO / "op_kernel" / name, bundle / "op_kernel")
     (bundle / native.CORE_DIR / "lossgrad_tiling_core.cpp").write_text(
         (REPO / native.CORE_DIR / "lossgrad_tiling_core.cpp").read_text() + "\n// the bundled copy\n")
     monkeypatch.setattr(native, "project_root", lambda: bundle)

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from lossgrad.cli import main
 from lossgrad.registry import OPS, Check
 from lossgrad.socs import SOCS
+from lossgrad.tiling import KEY_GRAD_SCALAR, KEY_SAME_SHAPE
 from lossgrad.verify import default_cases, read_csv, write_csv
 
 # SoC spellings a case table accepts: a product-line alias, a line name, a full SoC version.
@@ -82,7 +83,8 @@ def test_tiling_command() -> None:
                                   "--dtype", "float16", "--soc", "310P", "--json"])
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
-    assert info["soc"] == "Ascend310P3" and info["block_dim"] == 8 and info["tiling_key"] == 1
+    assert info["soc"] == "Ascend310P3" and info["block_dim"] == 8
+    assert info["tiling_key"] == KEY_SAME_SHAPE | KEY_GRAD_SCALAR  # same-shape path, one-value gradOutput
     assert info["ub_bytes"] <= info["ub_budget"]
 
 

@@ -21,7 +21,7 @@ from .op_host import Combo, kernel_combos
 from .worker import ABSENT, CANARY, SYSTEM_WORKSPACE
 
 TILING_DATA_HEADER = f"op_kernel/{codegen.TILING_HEADER}"
-WALK_HEADER = f"op_kernel/{codegen.WALK_HEADER}"
+WALK_HEADERS = [f"op_kernel/{name}" for name in codegen.WALK_HEADERS]
 
 
 class KernelSourcesUnavailable(RuntimeError):
@@ -29,7 +29,7 @@ class KernelSourcesUnavailable(RuntimeError):
 
 
 def expected_files(ops: Sequence[OpSpec]) -> list[str]:
-    return [f"op_kernel/{op.entry_name}.cpp" for op in ops] + [TILING_DATA_HEADER, WALK_HEADER]
+    return [f"op_kernel/{op.entry_name}.cpp" for op in ops] + [TILING_DATA_HEADER, *WALK_HEADERS]
 
 
 def render_kernel_sources(project_dir: Path, ops: Sequence[OpSpec]) -> list[Path]:

@@ -38,9 +38,12 @@ COLUMN_FLAT_REREAD = 8
 KL_FOLD_TILES = 128
 KEY_GRAD_SCALAR = 1
 KEY_KL_REDUCE = 2
+# The same-shape path (op_kernel/core_range.h SameShapePlan): the kernel's class for calls whose inputs all have the
+# output's shape, rendered apart from the broadcast machinery.
+KEY_SAME_SHAPE = 4
 # An absent optional input (a null tensor: its role's bit; the kernel variant never reads it), one bit per optional
-# role of opspec.ROLES from 4 up.
-KEY_ABSENT: dict[str, int] = {r.name: 4 << k for k, r in enumerate(r for r in ROLES if not r.required)}
+# role of opspec.ROLES from 8 up.
+KEY_ABSENT: dict[str, int] = {r.name: 8 << k for k, r in enumerate(r for r in ROLES if not r.required)}
 
 
 def absent_key(absent: "Iterable[str]") -> int:

@@ -29,8 +29,8 @@ from ..dtypes import KERNEL_DTYPES, DType
 from ..registry import OPS, Divisor, OpSpec, OutputShape, Reduction
 from ..socs import ARCHS
 from . import (COLUMN_FLAT_REREAD, COLUMN_MIN_BYTES, COLUMN_WINDOW_BYTES, GM_ALIGN_BYTES, KEY_ABSENT,
-               KEY_GRAD_SCALAR, KEY_KL_REDUCE, KL_FOLD_TILES, MIN_CORE_BYTES, TILE_ALIGN, KernelProblem, _sizes,
-               absent_key, absent_sets)
+               KEY_GRAD_SCALAR, KEY_KL_REDUCE, KEY_SAME_SHAPE, KL_FOLD_TILES, MIN_CORE_BYTES, TILE_ALIGN,
+               KernelProblem, _sizes, absent_key, absent_sets)
 from . import ub_plan
 
 TABLES_HEADER = "lossgrad_tiling_tables.h"
@@ -163,6 +163,7 @@ def c_tables_header() -> str:
         f"constexpr uint32_t kKlFoldTiles = {KL_FOLD_TILES};",
         f"constexpr uint64_t kKeyGradScalar = {KEY_GRAD_SCALAR};",
         f"constexpr uint64_t kKeyKlReduce = {KEY_KL_REDUCE};",
+        f"constexpr uint64_t kKeySameShape = {KEY_SAME_SHAPE};",
         "constexpr uint64_t kKeyAbsent[] = {" + ", ".join(str(KEY_ABSENT.get(r, 0)) for r in _INPUT_ROLES) +
         "};  // by role: an absent optional input's key bit (0: the role is required)",
         f"constexpr int32_t kMaxRank = {registry.MAX_RANK};",

@@ -145,7 +145,7 @@ def fixed_bytes(bufs: list[Buffer], buf_mask: int) -> int:
     return FIXED_BYTES + sum(b.count * b.pad for b in bufs if b.when is None or buf_mask >> b.when & 1)
 
 
-# The kernel's own event use (pipeline.h.j2): FetchEventID + SetFlag/WaitFlag pairs, one ID at a time per type, of
+# The kernel's own event use (data_move.h.j2): FetchEventID + SetFlag/WaitFlag pairs, one ID at a time per type, of
 # types no queue uses (scalar <-> vector/MTE2/MTE3 around scalar UB access on the 310P/910 row paths).
 KERNEL_EVENTS = ("S_V", "V_S", "S_MTE2", "S_MTE3", "MTE3_S")
 
@@ -169,7 +169,7 @@ def held_event_ids(op: OpSpec, grad_scalar: bool, npu_arch: int) -> dict[str, in
 
 
 def blocks_only(npu_arch: int) -> bool:
-    """310P/910 (no DataCopyPad): the kernel writes whole 32-byte blocks only (pipeline.h.j2 RowWriter), so the
+    """310P/910 (no DataCopyPad): the kernel writes whole 32-byte blocks only (data_move.h.j2 RowWriter), so the
     tiling keeps each core's output one GM-contiguous run of at least one block where rows are ragged. Architectures
     not in the SoC table are taken to have DataCopyPad (as everywhere else in the tiling)."""
     return npu_arch in ARCHS and not ARCHS[npu_arch].datacopy_pad
