@@ -528,7 +528,7 @@ struct KlSplit {
 constexpr uint64_t kMinSegmentElems = 256;
 
 KlSplit SplitKl(const Loop& loop, bool out_inner, uint64_t pad, uint64_t out_size, uint64_t want, bool whole,
-                uint64_t tile)
+                uint64_t tile, uint64_t min_size)
 {
     const int32_t rank = loop.rank;
     const uint64_t inner = loop.dims[rank - 1];
@@ -550,14 +550,20 @@ KlSplit SplitKl(const Loop& loop, bool out_inner, uint64_t pad, uint64_t out_siz
     // Several output rows with the inner dim kept: the group's sums are staged in 64 lanes of the accumulator.
     const uint64_t group_cap = out_inner ? (loop.out_rank > 0 ? 64 : tile / 4) : 32;
     const uint64_t reduced = k.total == 0 ? 0 : space / k.total;
-    const bool eligible = k.total > 0 && CeilDiv(k.total, k.unit) * 2 <= want;
+    // Column pieces under a 128-byte burst per row (in the narrowest dtype): every core walks every row in short
+    // copies, so segments of rows take over even at the same number of busy cores (KlDivTarget summing (32, 1024,
+    // 1024) onto (1024,) on 48 cores: 21 columns each).
+    const uint64_t busiest = (k.split.base + (k.split.extra != 0 ? 1 : 0)) * k.unit;
+    const bool narrow = out_inner && loop.out_rank == 0 && busiest * min_size < tb::kColumnMinBytes;
+    const bool eligible = k.total > 0 && (CeilDiv(k.total, k.unit) * 2 <= want || narrow);
     uint64_t best = k.split.block_dim;
     for (uint64_t g_unit = seg_unit; eligible && g_unit <= group_cap; g_unit *= 2) {
         const uint64_t groups = CeilDiv(k.total, g_unit);
         const uint64_t segments = std::min(want / groups, reduced / kMinSegmentElems);
+        const bool more = groups * segments > best || (narrow && k.segments == 1 && groups * segments == best);
         // SyncAll's UB workspace (32 bytes a core) lives in the float result buffer; the second stage loads a
         // group's partials of every segment at once into an input buffer (>= tile / 2 floats).
-        if (segments >= 2 && groups * segments > best && groups * segments * 32 <= tile * 4 &&
+        if (segments >= 2 && more && groups * segments * 32 <= tile * 4 &&
             segments * CeilDiv(g_unit, 8) * 8 <= tile / 2) {
             best = groups * segments;
             k.split = Split{groups * segments, 1, 0};
@@ -926,7 +932,7 @@ Status Compute(const Inputs& in, Result* out)
             }
             // The kernel's row pitch: one core's widest column piece, at most a quarter tile; a tile holds
             // tile / pitch - 2 rows (the running row and its compensation share the accumulator: ProcessReduce).
-            const uint64_t piece = SplitKl(loop, out_inner, pad, out_size, want, whole, tile2).max_piece;
+            const uint64_t piece = SplitKl(loop, out_inner, pad, out_size, want, whole, tile2, min_size).max_piece;
             const uint64_t pitch = CeilDiv(std::min(piece, tile2 / 4), pad) * pad;
             if (pitch == 0) {
                 return Fail(out, Status::kInternal, "zero row pitch"); // unreachable: E == 0 streams nothing
@@ -948,7 +954,7 @@ Status Compute(const Inputs& in, Result* out)
     Split split{};
     if (kl_reduce) {
         split_mode = LOSSGRAD_SPLIT_KL_REDUCE;
-        const KlSplit k = SplitKl(loop, out_inner, pad, out_size, want, whole, tile);
+        const KlSplit k = SplitKl(loop, out_inner, pad, out_size, want, whole, tile, min_size);
         split_total = k.total;
         unit = k.unit;
         split = k.split;

@@ -43,7 +43,7 @@ def input_footprints(out_flat: np.ndarray, out_shape: tuple[int, ...], iter_shap
     return {r: int(np.unique(_project(multi, s)).size) for r, s in input_shapes.items()}
 
 
-# ---- 310P/910 whole-block writes (pipeline.h.j2 RowWriter): what a core must rewrite, independent of the kernel ----
+# ---- 310P/910 whole-block writes (data_move.h.j2 RowWriter): what a core must rewrite, independent of the kernel ----
 
 def row_pieces(start: int, end: int, row: int) -> list[int]:
     """Lengths of the pieces of [start, end) cut at multiples of `row` (the output rows a flat range crosses)."""
