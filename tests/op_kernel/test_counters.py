@@ -97,6 +97,24 @@ def test_memory_traffic(soc: str, op: str, name: str, shapes) -> None:
         if io.role not in r.inputs:
             assert rep.buffers[i].read_bytes == 0, f"{io.role} is absent, yet read"
     reads_self = op != "kl_div_backward"  # KL's gradient never depends on self's values (only on its shape)
+    if plan.fields["segments"] > 1:
+        # The two-stage sum: the cores sharing an output unit each read one segment of its reduced range, and one of
+        # them writes it. So the check is of the whole launch: every needed element read by one core, once, except
+        # that an input broadcast over the reduced dims (no segment of them) is read once per segment.
+        need = input_footprints(written_elements(((0, out_bytes),), size), tuple(call.out_shape),
+                                tuple(call.iter_shape), {role: r.inputs[role].shape for _, role in roles})
+        it = tuple(call.iter_shape)
+        out_al = (1,) * (len(it) - len(call.out_shape)) + tuple(call.out_shape)
+        reduced = [d for d in range(len(it)) if out_al[d] == 1 and it[d] > 1]
+        for i, role in roles:
+            shape = tuple(r.inputs[role].shape)
+            shape = (1,) * (len(it) - len(shape)) + shape
+            per_segment = not any(shape[d] > 1 for d in reduced)
+            buf = rep.buffers[i]
+            expected = need[role] * r.inputs[role].itemsize if (reads_self or role != "self") else 0
+            assert buf.read_distinct == expected, (role, buf.read_distinct, expected)
+            assert buf.read_bytes == expected * (plan.fields["segments"] if per_segment else 1), (role, buf.read_bytes)
+        return
     for core in range(rep.block_dim):
         mine = written_elements(out.by_core[core].write_ranges, r.output.itemsize)
         assert not out.by_core[core].write_ranges_truncated
