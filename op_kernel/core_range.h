@@ -13,7 +13,7 @@
 // (tests/op_host/test_plan_check.py builds the check, and the twin the kernels, with -DLOSSGRAD_WALK_MUTANT=n):
 // 1 tiles span runs whatever the output's strides (the rank 5-8 broadcast regression of issue 22); 2 every core
 // but the first starts one unit early (its range overlaps the one before); 3 packed tiles whatever the output's
-// row stride. Never defined in a real build.
+// row stride; 4 the same-shape path's pieces one element long. Never defined in a real build.
 #ifndef LOSSGRAD_WALK_MUTANT
 #define LOSSGRAD_WALK_MUTANT 0
 #endif
@@ -66,7 +66,7 @@ public:
     __aicore__ inline bool Next(uint64_t& at, uint32_t& n) {
         if (pos_ >= end_) return false;
         at = pos_;
-        n = static_cast<uint32_t>(PieceLen(*td_, pos_, end_));
+        n = static_cast<uint32_t>(PieceLen(*td_, pos_, end_)) + (LOSSGRAD_WALK_MUTANT == 4 ? 1u : 0u);
         pos_ += n;
         return true;
     }

@@ -90,6 +90,7 @@ def test_every_plan_of_the_small_space_passes(tmp_path: Path) -> None:
     (1, EXTENTS, "span runs of loop dim"),        # tiles span where the output's rows do not follow one stride
     (2, WIDE_EXTENTS, "split: part 1 covers"),   # every core after the first starts one unit early
     (3, (1, 2, 3, 8, 24), "packed tile"),        # packed rows whatever the output's row stride (16-bit in, f32 out)
+    (4, WIDE_EXTENTS, "passes the row's end"),   # the same-shape path's walk (StreamWalk) one element long
 ])
 def test_a_broken_walk_fails_the_check(tmp_path: Path, mutant: int, extents: tuple[int, ...], what: str) -> None:
     counts, failures = _sweep(_build(tmp_path, mutant), _spec(extents, max_rank=3, max_elements=1 << 22))
