@@ -77,11 +77,18 @@ def _twin_digest() -> str:
 
 
 def _instantiations(op: OpSpec, mixes: list[Mix]) -> str:
+    """Every tiling-key variant's class for every mix: the same-shape class takes no KL_REDUCE argument."""
     cls = codegen._class_name(op)
-    optional = any(i.optional for i in op.inputs)  # the class then takes the absent-input key bits too
-    return "".join(f"template class lossgrad::{cls}<{', '.join(d.cpp for d in mix)}, {str(gs).lower()}, "
-                   f"{str(kl).lower()}{f', {absent}' if optional else ''}>;\n"
-                   for mix in mixes for _, gs, kl, absent in codegen._variants(op))
+    optional = any(i.optional for i in op.inputs)  # the classes then take the absent-input key bits too
+    lines = []
+    for mix in mixes:
+        for v in codegen._variants(op):
+            name = cls + ("SameShape" if v.same_shape else "")
+            args = [*(d.cpp for d in mix), str(v.grad_scalar).lower()]
+            args += [] if v.same_shape else [str(v.kl_reduce).lower()]
+            args += [str(v.absent)] if optional else []
+            lines.append(f"template class lossgrad::{name}<{', '.join(args)}>;\n")
+    return "".join(lines)
 
 
 def compiles(op: OpSpec, soc: Soc, mixes: list[Mix]) -> tuple[bool, str]:

@@ -36,3 +36,7 @@ TIME_GAPS = {
 
 # PyTorch's OpInfo of the loss the drop-in stands in for (tests/torch/test_torch_opinfo.py runs its samples).
 OPINFO = "nn.functional.soft_margin_loss"
+
+# Lines of the op's kernel rendered in float32 at 0cbe414, before the same-shape path had a class of its own
+# (tests/op_kernel/test_same_shape_path.py: the same-shape path rendered alone is at most half of it).
+RENDERED_LINES_BEFORE_SPLIT = 1744
