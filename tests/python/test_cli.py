@@ -94,6 +94,17 @@ def test_gen_writes_sources(tmp_path: Path) -> None:
     src = (tmp_path / "l1_loss_grad_custom.cpp").read_text()
     assert "lossgrad::L1LossGradKernel<half, half, half, half, false, false>" in src
     assert (tmp_path / "lossgrad_tiling_data.h").exists()
+    assert "lossgrad::L1LossGradKernelSameShape<half, half, half, half, false>" in src
+
+
+def test_gen_renders_the_same_shape_path_alone(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["gen", "--out", str(tmp_path), "--op", "l1_loss_backward", "--dtypes", "float16",
+                                  "--same-shape-only"])
+    assert r.exit_code == 0, r.output
+    src = (tmp_path / "l1_loss_grad_custom.cpp").read_text()
+    assert "class L1LossGradKernelSameShape" in src and "Operand<" not in src and "class ColumnWalk" not in src
+    assert src.count("served = true;") == 2  # the same-shape keys, a tensor and a one-value gradOutput
+    assert (tmp_path / "core_range.h").exists() and (tmp_path / "tile_walk.h").exists()
 
 
 def test_gen_refuses_a_directory_it_did_not_create(tmp_path: Path) -> None:
