@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lossgrad import codegen
+
 from lossgrad.dtypes import DType
 from lossgrad.errors import ACLNN_ERR_INNER_TILING_ERROR, LossGradError
 from lossgrad.registry import OPS, OutputShape, Reduction, get_op
@@ -116,7 +118,7 @@ def test_builds_from_the_wheels_project_copy(tmp_path: Path, monkeypatch: pytest
     bundle = tmp_path / "_project"
     shutil.copytree(REPO / "op_host", bundle / "op_host")
     (bundle / "op_kernel").mkdir()
-    for name in ("core_range.h", "tile_walk.h"):  # the plan check's tile walk
+    for name in codegen.WALK_HEADERS:  # the plan check's tile walk
         shutil.copy(REPO / "op_kernel" / name, bundle / "op_kernel")
     (bundle / native.CORE_DIR / "lossgrad_tiling_core.cpp").write_text(
         (REPO / native.CORE_DIR / "lossgrad_tiling_core.cpp").read_text() + "\n// the bundled copy\n")

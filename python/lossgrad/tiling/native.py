@@ -79,7 +79,9 @@ def _sources() -> dict[str, bytes]:
     files[CAPI_SOURCE] = (root / CAPI_SOURCE).read_bytes()
     files[f"{CORE_DIR}/{cxx_tables.TABLES_HEADER}"] = cxx_tables.c_tables_header().encode()
     files["op_kernel/lossgrad_tiling_data.h"] = td.c_header().encode()
-    for name in ("core_range.h", "tile_walk.h"):  # the plan check's tile walk
+    from ..codegen import WALK_HEADERS  # codegen imports this package: a late import
+
+    for name in WALK_HEADERS:  # the plan check's tile walk
         files[f"op_kernel/{name}"] = (root / "op_kernel" / name).read_bytes()
     return files
 
