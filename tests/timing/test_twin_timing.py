@@ -267,6 +267,41 @@ def test_l2_cache_hint_travels_with_the_copies():
     assert flags == {0: {ev.CACHE_NORMAL}, 3: {ev.CACHE_DISABLE}}
 
 
+
+CACHE_HINT = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void cache_hint_probe(GM_ADDR x, GM_ADDR mode) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    GlobalTensor<uint32_t> modeGm;
+    modeGm.SetGlobalBuffer((__gm__ uint32_t*)mode, 8);
+    const uint32_t m = modeGm.GetValue(0);
+    GlobalTensor<float> xg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 256);
+    xg.SetL2CacheHint(static_cast<CacheMode>(m));
+    DataCopy(buf.Get<float>(), xg[64], 64);  // a view keeps the mode
+}
+"""
+
+# What reaches the copies, per architecture, for each CacheMode (asc-devkit SetL2CacheHint / L2CacheAlter): 3510
+# keeps DISABLE and PERSISTENT, 2201 DISABLE (-DL2_CACHE_HINT, the op compiler's default), 2002 and 1001 nothing.
+CACHE_HINT_KEPT = {"Ascend910B1": {0}, "Ascend950PR_9579": {0, 4}, "Ascend310P3": set(), "Ascend910A": set()}
+
+
+@pytest.mark.parametrize("soc", sorted(CACHE_HINT_KEPT))
+def test_l2_cache_hint_reaches_copies_only_where_the_devkit_sets_address_bits(tmp_path, soc):
+    src = tmp_path / "cache_hint_probe.cpp"
+    src.write_text(CACHE_HINT)
+    for mode in (0, 1, 2, 4):
+        args = [np.zeros(256, np.float32), np.array([mode] * 8, np.uint32)]
+        rep = run_kernel(src, "cache_hint_probe", 1, args, soc=soc, timing=provisional_params())
+        flags = set(kinds(rep.events.cores[0], ev.COPY)["flags"].tolist())
+        assert flags == {mode if mode in CACHE_HINT_KEPT[soc] else ev.CACHE_NORMAL}, (soc, mode)
+
+
 SELECT = r"""
 #include "kernel_operator.h"
 using namespace AscendC;

@@ -321,9 +321,24 @@ public:
     uint64_t GetSize() const { return size_; }
     __gm__ T* GetPhyAddr() const { return addr_; }
 
-    // The mode travels with the tensor and its views (operator[] copies it); copies log it for the time model.
+    // The mode travels with the tensor and its views (operator[] copies it); copies log it for the time model. Only
+    // the modes the devkit turns into address bits reach the copies (impl/basic_api/kernel_tensor_impl.h
+    // SetL2CacheHint, utils/kernel_utils_macros.h L2CacheAlter): on 3510 DISABLE and PERSISTENT (LAST sets no bit);
+    // on 2201 DISABLE alone, under -DL2_CACHE_HINT, which the op compiler passes to every build but sanitizer and
+    // debug ones (tools/build/asc_op_compile_base/asc_op_compiler/compile_op.py), so the twin models that build. 1001
+    // compiles the call to nothing, and the docs (GlobalTensor/SetL2CacheHint.md) list Atlas inference and training
+    // parts as unsupported: there the call is accepted and changes nothing.
     template <CacheRwMode rwMode = CacheRwMode::RW>
-    void SetL2CacheHint(CacheMode mode) { cacheMode_ = static_cast<uint8_t>(mode); }
+    void SetL2CacheHint(CacheMode mode) {
+#if __NPU_ARCH__ == 3510
+        const bool kept = mode == CacheMode::CACHE_MODE_DISABLE || mode == CacheMode::CACHE_MODE_PERSISTENT;
+#elif __NPU_ARCH__ == 2201
+        const bool kept = mode == CacheMode::CACHE_MODE_DISABLE;
+#else
+        const bool kept = false;
+#endif
+        cacheMode_ = static_cast<uint8_t>(kept ? mode : CacheMode::CACHE_MODE_NORMAL);
+    }
     __gm__ T* GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
 
     // Twin internal: bounds-checked pointer to `count` elements from `offset`, recorded as a GM access.
