@@ -79,9 +79,15 @@ __aicore__ inline void SegmentRange(uint64_t n, uint64_t S, uint64_t seg, uint64
     e = seg + 1 == S ? n : (base * (seg + 1) + Min(seg + 1, extra)) / align * align;
 }
 
+// Whether the tile loop reads an input (by role): the op reads its values, and it is not a scalar gradOutput, which
+// Init reads once. The tiling, its same-shape key and the plan check all ask this.
+__aicore__ inline bool TileLoopReads(bool reads, uint32_t role, bool gradScalar) {
+    return reads && !(role == LOSSGRAD_ROLE_GRAD && gradScalar);
+}
+
 // The same-shape path (tiling key bit KEY_SAME_SHAPE, lossgrad.tiling): a one-dim loop split flat, whose every input the
-// tile loop reads (`walked`, by role; a scalar gradOutput is read once at Init) is streamed element for element with
-// the output. The tiling sets the key bit exactly when this holds; the plan check walks StreamWalk (core_range.h) then.
+// tile loop reads (`walked`, by role: TileLoopReads) is streamed element for element with the output. The tiling sets
+// the key bit exactly when this holds; the plan check walks StreamWalk (core_range.h) then.
 __aicore__ inline bool SameShapePlan(const LossGradTilingData& td, const bool* walked) {
     if (td.rank != 1 || td.splitMode != LOSSGRAD_SPLIT_FLAT || (td.present >> (8 * LOSSGRAD_ROLE_OUT) & 1u) == 0) {
         return false;

@@ -230,9 +230,8 @@ private:
             grad_scalar = grad_scalar && in_[LOSSGRAD_ROLE_GRAD][d] == 0;
         }
         for (uint32_t r = 0; r < LOSSGRAD_NUM_INPUTS; ++r) {
-            // a scalar gradOutput is read once, at Init, not by the tile walk
-            const bool walked = f_.reads[r] && !(r == LOSSGRAD_ROLE_GRAD && grad_scalar);
-            in[r] = lossgrad::MakeInputFacts(td_, r, walked, f_.input_float[r]);
+            in[r] = lossgrad::MakeInputFacts(td_, r, lossgrad::TileLoopReads(f_.reads[r], r, grad_scalar),
+                                             f_.input_float[r]);
         }
     }
 

@@ -878,7 +878,7 @@ Status Compute(const Inputs& in, Result* out)
     // Buffer plan bits.
     uint32_t mask = 0;
     for (int32_t r = 0; r < kInputs; ++r) {
-        if (!p.reads[r] || (r == kGrad && grad_scalar)) {
+        if (!lossgrad::TileLoopReads(p.reads[r], static_cast<uint32_t>(r), grad_scalar)) {
             continue;
         }
         if (!p.is_f32[r] || modes[r] != kStream) {
@@ -1078,7 +1078,7 @@ Status Compute(const Inputs& in, Result* out)
     // walked the same predicate's walk (StreamWalk).
     bool walked[kInputs] = {};
     for (int32_t r = 0; r < kInputs; ++r) {
-        walked[r] = p.reads[r] && !(r == kGrad && grad_scalar);
+        walked[r] = lossgrad::TileLoopReads(p.reads[r], static_cast<uint32_t>(r), grad_scalar);
     }
     const bool same_shape = lossgrad::SameShapePlan(td, walked);
     out->tiling_key = (grad_scalar ? tb::kKeyGradScalar : 0) | (kl_reduce ? tb::kKeyKlReduce : 0) |

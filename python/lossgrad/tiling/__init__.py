@@ -38,7 +38,7 @@ COLUMN_FLAT_REREAD = 8
 KL_FOLD_TILES = 128
 KEY_GRAD_SCALAR = 1
 KEY_KL_REDUCE = 2
-# The same-shape path (op_kernel/core_range.h SameShapePlan): the kernel's class for calls whose inputs all have the
+# The same-shape path (op_kernel/tile_walk.h SameShapePlan): the kernel's class for calls whose inputs all have the
 # output's shape, rendered apart from the broadcast machinery.
 KEY_SAME_SHAPE = 4
 # An absent optional input (a null tensor: its role's bit; the kernel variant never reads it), one bit per optional
