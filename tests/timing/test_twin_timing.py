@@ -267,7 +267,6 @@ def test_l2_cache_hint_travels_with_the_copies():
     assert flags == {0: {ev.CACHE_NORMAL}, 3: {ev.CACHE_DISABLE}}
 
 
-
 CACHE_HINT = r"""
 #include "kernel_operator.h"
 using namespace AscendC;
