@@ -748,6 +748,11 @@ Status MakeProblem(const Inputs& in, Problem* p, Result* out)
         p->beta = in.beta;
     }
     p->log_target = op.hasLogTarget && in.log_target;
+    // A platform that reports no vector cores cannot launch anything (the CANN host refuses it before calling here;
+    // the Python host and the C ABI reach this check). Left in, 0 would admit the column split for any row width.
+    if (in.core_num == 0) {
+        return Fail(out, Status::kInvalidArgument, "core_num is 0: the platform reports no vector cores");
+    }
     p->cores = in.core_num < kMaxBlockDim ? in.core_num : kMaxBlockDim;
     p->ub_budget = in.ub_bytes;
     p->npu_arch = in.npu_arch;
