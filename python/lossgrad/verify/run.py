@@ -1,6 +1,7 @@
 """Run verification cases on a backend and judge them against the golden model by CANN's precision standard."""
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing as mp
 import multiprocessing.pool
@@ -13,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence, TextIO
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, TextIO
 
 import numpy as np
 
@@ -176,28 +177,85 @@ def _kernel_dtypes(case: Case) -> dict[str, DType] | None:
     return dts
 
 
-def _plan(todo: Sequence[Case]) -> list[_Group]:
-    """The cases grouped by the twin build they need: the architecture, and the kernels' number of GM arguments (a
+def _group_key(soc: str, op: str) -> tuple:
+    """What one twin build serves: the architecture (its build defines) and the kernels' number of GM arguments (a
     bundle's entry takes one count: an op with an optional input has one more)."""
+    return tuple(sorted(arch_defines(get_soc(soc)).items())), len(get_op(op).kernel_inputs)
+
+
+def _add_kernel(group: _Group, soc: str, op: str, dtypes: dict[str, DType] | None) -> None:
+    if soc not in group.socs:
+        group.socs.append(soc)
+    if dtypes is not None and (op, dtypes) not in group.kernels:
+        group.kernels.append((op, dtypes))
+
+
+def _sorted_kernels(groups: Iterable[_Group]) -> None:
+    """A stable order: the same selection of kernels gives the same bundle (a cache hit)."""
+    for g in groups:
+        g.kernels.sort(key=lambda k: (k[0], [k[1][r].label for r in codegen.kernel_roles(k[0])]))
+
+
+def _plan(todo: Sequence[Case]) -> list[_Group]:
+    """The cases grouped by the twin build they need (_group_key)."""
     groups: dict[tuple, _Group] = {}
     for i, case in enumerate(todo):
         try:
-            soc = get_soc(case.soc)
-            inputs = len(get_op(case.op).kernel_inputs)
+            key = _group_key(case.soc, case.op)
         except Exception:  # noqa: BLE001 - an invalid case fails in run_case with its own message
             groups.setdefault((), _Group([], [], [])).cases.append(i)
             continue
-        key = (tuple(sorted(arch_defines(soc).items())), inputs)
         g = groups.setdefault(key, _Group([], [], []))
         g.cases.append(i)
-        if soc.name not in g.socs:
-            g.socs.append(soc.name)
-        dts = _kernel_dtypes(case)
-        if dts is not None and (case.op, dts) not in g.kernels:
-            g.kernels.append((case.op, dts))
-    for g in groups.values():  # a stable order: the same selection of cases gives the same bundle (a cache hit)
-        g.kernels.sort(key=lambda k: (k[0], [k[1][r].label for r in codegen.kernel_roles(k[0])]))
+        _add_kernel(g, get_soc(case.soc).name, case.op, _kernel_dtypes(case))
+    _sorted_kernels(groups.values())
     return list(groups.values())
+
+
+def case_kernels(cases: Iterable[Case]) -> list[tuple[str, str, dict[str, DType]]]:
+    """(SoC, op, dtypes by kernel role) of the kernel each case launches, where it can be bundled."""
+    out = []
+    for case in cases:
+        dtypes = _kernel_dtypes(case)
+        if dtypes is not None:
+            out.append((case.soc, case.op, dtypes))
+    return out
+
+
+Bundle = tuple[Path, list[tuple[str, dict[str, DType]]], list[str]]  # (source, kernels (op, dtypes), SoCs)
+
+
+def build_bundles(kernels: Iterable[tuple[str, str, Mapping[str, DType]]], reverse: bool = False) -> list[Bundle]:
+    """The twin libraries of these (SoC, op, dtypes by kernel role) kernels, built as run_cases builds them: one
+    bundle per _group_key (a bundle of 24 kernels compiles in about the time of five single ones), the largest
+    first, or with `reverse` the smallest: two processes that need the same bundles at once build from opposite
+    ends and meet in the middle (the build cache's lock makes each build happen once). Launch from them with
+    `bundles_in_use`."""
+    groups: dict[tuple, _Group] = {}
+    for soc, op, dtypes in kernels:
+        name = get_soc(soc).name
+        _add_kernel(groups.setdefault(_group_key(name, op), _Group([], [], [])), name, get_op(op).name, dict(dtypes))
+    todo = list(groups.values())
+    _sorted_kernels(todo)
+    todo.sort(key=lambda g: (-len(g.kernels), g.socs, g.kernels[0][0]), reverse=reverse)
+    for g in todo:
+        g.source = codegen.cached_bundle(g.kernels, cache_root())
+        _bundle_build(g)
+    return [(g.source, g.kernels, g.socs) for g in todo if g.source is not None]
+
+
+@contextlib.contextmanager
+def bundles_in_use(bundles: Sequence[Bundle]) -> Iterator[None]:
+    """Launch the bundles' kernels from them in this process's twin runs until the block ends (the registrations
+    before it are then restored): for code that runs many kernels one call at a time, as test modules do."""
+    from ..runners.twin import registered_bundles, restore_bundles
+
+    saved = registered_bundles()
+    try:
+        _register(bundles)
+        yield
+    finally:
+        restore_bundles(saved)
 
 
 def _bundle_build(group: _Group) -> float:
@@ -212,7 +270,7 @@ def _bundle_build(group: _Group) -> float:
     return 0.0 if built.cached else built.seconds
 
 
-def _register(bundles: Sequence[tuple[Path, list[tuple[str, dict[str, DType]]], list[str]]]) -> None:
+def _register(bundles: Sequence[Bundle]) -> None:
     from ..runners.twin import use_bundle
     for source, kernels, socs in bundles:
         use_bundle(source, kernels, socs)

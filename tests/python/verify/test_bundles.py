@@ -207,3 +207,29 @@ def test_an_in_process_verify_run_leaves_no_bundle_registered() -> None:
                               reduction="sum")], jobs=1)
     assert len(results) == 1 and not results[0].failed
     assert twin_runner.registered_bundles() == before
+
+
+def test_bundles_for_calls_one_at_a_time_serve_them_and_are_withdrawn_after() -> None:
+    """build_bundles: one library per architecture and arity, the largest first (reverse: the smallest); calls in a
+    bundles_in_use block launch from them, and the registrations before the block come back after it."""
+    from lossgrad.registry import OPS
+    from lossgrad.verify.run import build_bundles, bundles_in_use
+
+    first, second = sorted(list(OPS)[:2])  # two ops of one arity: one library per architecture
+    assert len(OPS[first].kernel_inputs) == len(OPS[second].kernel_inputs)
+    f32, mixed = _dtypes(F32, F32, F32, F32), _dtypes(F16, F32, F16, F32)
+    kernels = [("Ascend310P3", second, f32), ("Ascend310P3", first, mixed),
+               ("Ascend310P3", second, f32),  # listed twice: built once
+               ("Ascend910A", second, f32)]
+    bundles = build_bundles(kernels)
+    assert [(socs, [op for op, _ in ks]) for _, ks, socs in bundles] == [
+        (["Ascend310P3"], [first, second]), (["Ascend910A"], [second])]
+    assert [socs for _, _, socs in build_bundles(kernels, reverse=True)] == [["Ascend910A"], ["Ascend310P3"]]
+    g, s, t = (np.full((3, 5), v, np.float32) for v in (1.0, 2.0, 0.5))
+    call = validate(second, g, s, t, "none", soc="Ascend310P3")
+    before = twin_runner.registered_bundles()
+    with bundles_in_use(bundles):
+        run = twin_runner.run_twin(call)
+    assert run.report.kernel == twin_build.BUNDLE_ENTRY
+    assert twin_runner.registered_bundles() == before
+    assert twin_runner.run_twin(call).report.kernel != twin_build.BUNDLE_ENTRY
