@@ -51,3 +51,38 @@ def _accepted_mixes(op: Any, soc: str) -> list[tuple]:
 def accepted_mixes() -> Callable[[Any, str], list[tuple]]:
     """accepted_mixes(op, soc): the float dtype mixes aclnn's validation accepts (tests/cann, tests/torch)."""
     return _accepted_mixes
+
+
+@pytest.fixture(scope="session")
+def matrix_bundles() -> list:
+    """The kernels of `lossgrad verify`'s default matrix on every default SoC (every op and dtype mix, about a
+    hundred), compiled as verify compiles them: one library per architecture and arity, once per session. The
+    xdist workers build them from opposite ends of the list, so the two compile different ones at once (the build
+    cache's lock shares them)."""
+    from lossgrad.socs import VERIFY_DEFAULT_SOCS
+    from lossgrad.verify.cases import default_cases
+    from lossgrad.verify.run import build_bundles, case_kernels
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    odd = worker[2:].isdigit() and int(worker[2:]) % 2 == 1
+    return build_bundles(case_kernels(default_cases(VERIFY_DEFAULT_SOCS)), reverse=odd)
+
+
+# Test directories and modules that launch the matrix's kernels one call at a time: they launch them from
+# matrix_bundles instead of compiling each kernel on its own (a kernel outside them, a test's own render or a
+# mutant, is still compiled on its own). Modules that test the single-kernel build or the cache stay out.
+BUNDLED = ("op_kernel", "torch", "timing", "python/golden", "python/ops/test_edge_cases.py", "python/test_api.py",
+           "python/test_profile.py", "python/test_bench.py")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _matrix_kernels_bundled(request: pytest.FixtureRequest):
+    module = Path(request.module.__file__).resolve()
+    tests = Path(__file__).resolve().parent
+    if not any(module == tests / b or tests / b in module.parents for b in BUNDLED):
+        yield
+        return
+    from lossgrad.verify.run import bundles_in_use
+
+    with bundles_in_use(request.getfixturevalue("matrix_bundles")):
+        yield

@@ -12,7 +12,7 @@ import pytest
 from lossgrad import codegen, golden
 from lossgrad.precision import THRESHOLDS, compare
 from lossgrad.dtypes import DType
-from lossgrad.runners.twin import TwinRun, clear_bundles, run_twin, use_bundle
+from lossgrad.runners.twin import TwinRun, registered_bundles, restore_bundles, run_twin, use_bundle
 from lossgrad.twin.build import cache_root
 from lossgrad.socs import VERIFY_DEFAULT_SOCS
 from lossgrad.validation import Call, validate
@@ -133,11 +133,12 @@ def test_two_stage_from_a_bundle() -> None:
     f32 = {r: DType.FLOAT32 for r in codegen.kernel_roles("kl_div_backward")}
     f16 = {**f32, "target": DType.FLOAT16}
     source = codegen.cached_bundle([("kl_div_backward", f16), ("kl_div_backward", f32)], cache_root())
+    saved = registered_bundles()
     use_bundle(source, [("kl_div_backward", f16), ("kl_div_backward", f32)], ["Ascend910B1"])
     try:
         run = run_twin(call)
     finally:
-        clear_bundles()
+        restore_bundles(saved)
     assert run.plan.fields["segments"] > 1
     result = compare(run.output, _golden(arrays), DType.FLOAT32)
     assert result.passed, result

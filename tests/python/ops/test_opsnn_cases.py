@@ -22,11 +22,14 @@ from lossgrad import golden, precision
 from lossgrad.dtypes import parse as parse_dtype
 from lossgrad.errors import LossGradError
 from lossgrad.registry import OPS, op_part
+from lossgrad.runners.kernel_args import prepare
 from lossgrad.validation import validate
+from lossgrad.verify.run import build_bundles, bundles_in_use
 
 MAX_ELEMENTS = 1 << 16  # larger rows (ATK's performance shapes, up to 9e8 elements) are validated only
-# Each dtype mix is a kernel build of its own: rows of the table's first MAX_MIXES mixes run on the twin (BCE's table
-# has 6 mixes, BCEWithLogits' 150, about 2 s of g++ each); LOSSGRAD_OPSNN_ALL=1 runs every row (docs/verify.md).
+# Each dtype mix is a kernel of its own: rows of the table's first MAX_MIXES mixes run on the twin (BCE's table has 6
+# mixes, BCEWithLogits' 150; a library of 16 kernels compiles in about 20 s); LOSSGRAD_OPSNN_ALL=1 runs every row
+# (docs/verify.md).
 MAX_MIXES = 1 << 30 if os.environ.get("LOSSGRAD_OPSNN_ALL") == "1" else 16
 NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -86,8 +89,9 @@ def test_every_row_is_a_call_aclnn_accepts_but_the_listed_ones(op: Any) -> None:
 @pytest.mark.parametrize("soc", ["Ascend950PR_9579", "Ascend910B1"])
 @pytest.mark.parametrize("op", WITH_TABLES, ids=[op.template for op in WITH_TABLES])
 def test_rows_run_on_the_twin_as_the_golden_says(op: Any, soc: str) -> None:
-    ran, capped = 0, False
+    capped = False
     mixes: set[str] = set()
+    todo = []
     for index, row in enumerate(_rows(op)):
         if _numel(row) > MAX_ELEMENTS or (soc == "Ascend910B1" and row["id"].startswith("ttk/")):
             continue
@@ -96,19 +100,25 @@ def test_rows_run_on_the_twin_as_the_golden_says(op: Any, soc: str) -> None:
             continue
         mixes.add(row["dtypes"])
         tensors = _tensors(row, index)
-        call = validate(op, *tensors, row["reduction"], soc=soc)
-        got = getattr(lossgrad, op.name)(*tensors, row["reduction"], soc=soc, backend="twin")
-        want32 = golden.compute_call(call, "float32")
-        assert np.array_equal(got, want32, equal_nan=True), row["id"]
-        want64 = golden.compute_call(call)
-        finite = np.isfinite(want64.astype(np.float64)) & np.isfinite(got.astype(np.float64))
-        scale = 1.0
-        if row["tolerance"]:  # the row's own tolerance, where it is looser than the standard's threshold
-            scale = max(1.0, float(row["tolerance"]) / precision.THRESHOLDS[parse_dtype(row["dtypes"].split(";")[1])])
-        result = precision.compare(got[finite].astype(np.float64), want64[finite].astype(np.float64),
-                                   call.out_dtype, threshold_scale=scale,
-                                   standard=getattr(op_part(op, "test_facts"), "F64_STANDARD", "experimental"))
-        assert result.passed, f"{row['id']}: {result.describe()}"
-        ran += 1
+        todo.append((row, tensors, validate(op, *tensors, row["reduction"], soc=soc)))
+    # every mix's kernel in one library, as `lossgrad verify` builds them (one compile instead of one per mix)
+    with bundles_in_use(build_bundles((soc, op.name, prepare(call).dtypes) for _, _, call in todo)):
+        for row, tensors, call in todo:
+            _check_row(op, soc, row, tensors, call)
     # a table within the mix cap runs its rows; a capped one at least a row of each mix it runs
-    assert ran >= MAX_MIXES if capped else ran > (40 if soc == "Ascend910B1" else 150), ran
+    assert len(todo) >= MAX_MIXES if capped else len(todo) > (40 if soc == "Ascend910B1" else 150), len(todo)
+
+
+def _check_row(op: Any, soc: str, row: dict[str, str], tensors: list[np.ndarray | None], call: Any) -> None:
+    got = getattr(lossgrad, op.name)(*tensors, row["reduction"], soc=soc, backend="twin")
+    want32 = golden.compute_call(call, "float32")
+    assert np.array_equal(got, want32, equal_nan=True), row["id"]
+    want64 = golden.compute_call(call)
+    finite = np.isfinite(want64.astype(np.float64)) & np.isfinite(got.astype(np.float64))
+    scale = 1.0
+    if row["tolerance"]:  # the row's own tolerance, where it is looser than the standard's threshold
+        scale = max(1.0, float(row["tolerance"]) / precision.THRESHOLDS[parse_dtype(row["dtypes"].split(";")[1])])
+    result = precision.compare(got[finite].astype(np.float64), want64[finite].astype(np.float64),
+                               call.out_dtype, threshold_scale=scale,
+                               standard=getattr(op_part(op, "test_facts"), "F64_STANDARD", "experimental"))
+    assert result.passed, f"{row['id']}: {result.describe()}"
