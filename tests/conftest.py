@@ -1,7 +1,7 @@
 """Fixtures shared across the test tree."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import os
 from pathlib import Path
@@ -76,7 +76,7 @@ BUNDLED = ("op_kernel", "torch", "timing", "python/golden", "python/ops/test_edg
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _matrix_kernels_bundled(request: pytest.FixtureRequest):
+def _matrix_kernels_bundled(request: pytest.FixtureRequest) -> Iterator[None]:
     module = Path(request.module.__file__).resolve()
     tests = Path(__file__).resolve().parent
     if not any(module == tests / b or tests / b in module.parents for b in BUNDLED):
