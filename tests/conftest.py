@@ -73,13 +73,25 @@ def matrix_bundles() -> list:
 # mutant, is still compiled on its own). Modules that test the single-kernel build or the cache stay out.
 BUNDLED = ("op_kernel", "torch", "timing", "python/golden", "python/ops/test_edge_cases.py", "python/test_api.py",
            "python/test_profile.py", "python/test_bench.py")
+# Below this many selected tests in them (a developer's file or -k), building every library (about 2 CPU-minutes)
+# costs more than compiling the few kernels the tests launch.
+BUNDLED_MIN_TESTS = 300
+TESTS = Path(__file__).resolve().parent
+
+
+def _bundled(path: Path) -> bool:
+    return any(path == TESTS / b or TESTS / b in path.parents for b in BUNDLED)
+
+
+_selected: dict[int, int] = {}  # id(session) -> its selected tests in BUNDLED
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _matrix_kernels_bundled(request: pytest.FixtureRequest) -> Iterator[None]:
-    module = Path(request.module.__file__).resolve()
-    tests = Path(__file__).resolve().parent
-    if not any(module == tests / b or tests / b in module.parents for b in BUNDLED):
+    session = request.session
+    if id(session) not in _selected:
+        _selected[id(session)] = sum(_bundled(Path(str(item.path)).resolve()) for item in session.items)
+    if not _bundled(Path(request.module.__file__).resolve()) or _selected[id(session)] < BUNDLED_MIN_TESTS:
         yield
         return
     from lossgrad.verify.run import bundles_in_use
