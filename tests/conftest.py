@@ -83,15 +83,14 @@ def _bundled(path: Path) -> bool:
     return any(path == TESTS / b or TESTS / b in path.parents for b in BUNDLED)
 
 
-_selected: dict[int, int] = {}  # id(session) -> its selected tests in BUNDLED
+@pytest.fixture(scope="session")
+def _bundled_tests_selected(request: pytest.FixtureRequest) -> int:
+    return sum(_bundled(Path(str(item.path)).resolve()) for item in request.session.items)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _matrix_kernels_bundled(request: pytest.FixtureRequest) -> Iterator[None]:
-    session = request.session
-    if id(session) not in _selected:
-        _selected[id(session)] = sum(_bundled(Path(str(item.path)).resolve()) for item in session.items)
-    if not _bundled(Path(request.module.__file__).resolve()) or _selected[id(session)] < BUNDLED_MIN_TESTS:
+def _matrix_kernels_bundled(request: pytest.FixtureRequest, _bundled_tests_selected: int) -> Iterator[None]:
+    if not _bundled(Path(request.module.__file__).resolve()) or _bundled_tests_selected < BUNDLED_MIN_TESTS:
         yield
         return
     from lossgrad.verify.run import bundles_in_use

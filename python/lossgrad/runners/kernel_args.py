@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes as dt
 from ..dtypes import DType
 from ..tiling import TilingPlan, plan, problem_from_call
 from ..validation import Call
@@ -29,14 +28,17 @@ class KernelArgs:
         return [self.inputs.get(io.role) for io in call.op.kernel_inputs]
 
 
+def instance_dtypes(call: Call) -> dict[str, DType]:
+    """Every role's dtype as the call's kernel is instantiated (Call.kernel_dtypes: a non-float input, L1 only, is
+    cast by the op_api before the kernel), an absent optional input's taken from self."""
+    return call.op.absent_as_self(call.kernel_dtypes)
+
+
 def prepare(call: Call) -> KernelArgs:
     arrays = call.inputs
-    inputs: dict[str, np.ndarray] = {}
-    kernel_dtypes = call.kernel_dtypes  # a non-float input (L1 only) is cast by the op_api before the kernel
-    for role in call.roles:  # an absent optional input has no kernel view: the kernel never reads it
-        inputs[role] = kernel_view(arrays[role]).astype(kernel_dtypes[role].np_dtype, copy=False)
-    dtypes = call.op.absent_as_self({r: dt.from_numpy(a.dtype) for r, a in inputs.items()})
-    dtypes["out"] = call.out_dtype
+    dtypes = instance_dtypes(call)
+    # an absent optional input has no kernel view: the kernel never reads it
+    inputs = {r: kernel_view(arrays[r]).astype(dtypes[r].np_dtype, copy=False) for r in call.roles}
     problem = problem_from_call(call, {r: a.shape for r, a in inputs.items()})
     if dict(problem.dtypes) != dtypes:
         problem = dataclasses.replace(problem, dtypes=dtypes)

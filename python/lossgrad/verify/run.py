@@ -241,7 +241,7 @@ def build_bundles(kernels: Iterable[tuple[str, str, Mapping[str, DType]]], rever
     for g in todo:
         g.source = codegen.cached_bundle(g.kernels, cache_root())
         _bundle_build(g)
-    return [(g.source, g.kernels, g.socs) for g in todo if g.source is not None]
+    return [(g.source, g.kernels, g.socs) for g in todo]
 
 
 @contextlib.contextmanager

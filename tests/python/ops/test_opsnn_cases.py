@@ -22,7 +22,7 @@ from lossgrad import golden, precision
 from lossgrad.dtypes import parse as parse_dtype
 from lossgrad.errors import LossGradError
 from lossgrad.registry import OPS, op_part
-from lossgrad.runners.kernel_args import prepare
+from lossgrad.runners.kernel_args import instance_dtypes
 from lossgrad.validation import validate
 from lossgrad.verify.run import build_bundles, bundles_in_use
 
@@ -102,7 +102,7 @@ def test_rows_run_on_the_twin_as_the_golden_says(op: Any, soc: str) -> None:
         tensors = _tensors(row, index)
         todo.append((row, tensors, validate(op, *tensors, row["reduction"], soc=soc)))
     # every mix's kernel in one library, as `lossgrad verify` builds them (one compile instead of one per mix)
-    with bundles_in_use(build_bundles((soc, op.name, prepare(call).dtypes) for _, _, call in todo)):
+    with bundles_in_use(build_bundles((soc, op.name, instance_dtypes(call)) for _, _, call in todo)):
         for row, tensors, call in todo:
             _check_row(op, soc, row, tensors, call)
     # a table within the mix cap runs its rows; a capped one at least a row of each mix it runs
